@@ -1,0 +1,63 @@
+# Recurrent networks, by the numbers. `make help` lists the targets.
+
+PYTHON   ?= python3
+VENV     := .venv
+PY       := $(VENV)/bin/python
+STAMP    := $(VENV)/.installed
+TORCH_VENV  := .venv-torch
+TORCH_PY    := $(TORCH_VENV)/bin/python
+TORCH_STAMP := $(TORCH_VENV)/.installed
+PORT     ?= 8000
+
+# Two builds of one commit give the same bytes: the sitemap's date is the commit's.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH
+export NO_MKDOCS_2_WARNING := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help build serve test test-torch bench clean deploy lock
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): requirements.txt
+	@echo "make: creating $(VENV) from requirements.txt (pinned)"
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+build: $(STAMP) ## Regenerate tables, plots and notebooks, then build the site into site/
+	$(PY) -m generator build
+
+serve: $(STAMP) ## Build, then serve the site at http://127.0.0.1:$(PORT)/ (rebuilds on change)
+	$(PY) -m generator serve --port $(PORT)
+
+test: build ## Build, then run every test (browser tests need /usr/bin/chromium)
+	$(PY) -m pytest
+
+$(TORCH_STAMP): requirements.txt requirements-torch.txt
+	@echo "make: creating $(TORCH_VENV) (the site's pins plus PyTorch CPU)"
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-torch.txt
+	@touch $@
+
+test-torch: $(TORCH_STAMP) ## Check the numpy models against PyTorch autograd (installs torch 2.13.0 CPU)
+	$(TORCH_PY) -m pytest -m torch -p no:cacheprovider tests/test_gru_torch.py tests/test_torch_counts.py
+
+bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against bare builds
+	$(TORCH_PY) benchmarks/gru_speed.py
+	$(PY) benchmarks/build.py
+
+deploy: build ## Publish site/ to the gh-pages branch (what the Colab links point at)
+	$(VENV)/bin/mkdocs gh-deploy --force --dirty
+
+lock: ## Re-pin requirements.txt from requirements.in in a fresh virtualenv
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet -r requirements.in
+	( echo "# Pinned: every package the site and its tests use. Generated from requirements.in by \`make lock\`."; \
+	  .venv-lock/bin/pip freeze --all | grep -v '^pip=\|^setuptools=\|^wheel=' ) > requirements.txt
+	rm -rf .venv-lock
+
+clean: ## Remove the built site, the generated pages and the caches (not the virtualenvs)
+	rm -rf site site.tmp site.old build .pytest_cache test-results

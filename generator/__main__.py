@@ -1,0 +1,56 @@
+"""python -m generator {build,docs}: the command line behind `make build`."""
+
+import argparse
+import os
+import sys
+import time
+import traceback
+
+from .registry import ROOT, GeneratorError
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m generator",
+        description="Run the chapters' scripts, write their tables and plots into the pages "
+                    "(build/docs), and build the site with MkDocs in strict mode (site/).")
+    parser.add_argument("command", choices=("build", "docs"),
+                        help="build: the docs tree, then the site; docs: the docs tree only")
+    parser.add_argument("--site-dir", default=str(ROOT / "site"),
+                        help="where the site goes (default: site/)")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an unexpected failure, print the Python traceback")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from . import build
+
+    started = time.perf_counter()
+    try:
+        build.generate()
+        if args.command == "build":
+            build.build_site(args.site_dir)
+            print(f"generator: site built in {os.path.relpath(args.site_dir)}/ "
+                  f"({time.perf_counter() - started:.1f} s)")
+    except GeneratorError as exc:
+        print(f"generator: error: {exc}", file=sys.stderr)
+        print("generator: nothing was changed: build/docs and the site are as before",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("generator: interrupted: build/docs and the site are as before", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in the generator itself: say what, offer the traceback
+        if args.traceback:
+            traceback.print_exc()
+        print(f"generator: error: unexpected {type(exc).__name__}: {exc}"
+              + ("" if args.traceback else " (run with --traceback for details)"),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

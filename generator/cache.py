@@ -1,0 +1,100 @@
+"""The build cache: a page's generated output, keyed by a hash of everything it reads.
+
+A page's key covers its generator module, the shared generator modules, its
+script, its further inputs (the corpus), the pinned requirements and, where
+the page reads them, the site settings. Nothing changed: the stored fragments
+and files are reused and no numpy or matplotlib is even imported. Entries are
+written to a temporary folder and renamed into place, so an interrupted build
+never leaves a half-written entry behind.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from .registry import DOCS, GENERATOR, PAGE_MODULES, ROOT
+
+CACHE_FORMAT = "1"  # bump to invalidate every entry
+
+
+def digest(parts):
+    """sha256 over a sequence of (label, bytes) pairs."""
+    h = hashlib.sha256()
+    for label, data in parts:
+        h.update(label.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
+
+
+def page_key(page, config_text):
+    parts = [("format", CACHE_FORMAT.encode()),
+             ("python", f"{sys.version_info[0]}.{sys.version_info[1]}".encode()),
+             ("requirements", (ROOT / "requirements.txt").read_bytes())]
+    # The shared modules (every .py that feeds no page of its own) and the page's own.
+    shared = [p.name for p in sorted(GENERATOR.glob("*.py")) if p.stem not in PAGE_MODULES]
+    for name in shared + [f"{page.module}.py"]:
+        parts.append((f"generator/{name}", (GENERATOR / name).read_bytes()))
+    for rel in ((page.script,) if page.script else ()) + tuple(page.inputs):
+        parts.append((f"docs/{rel}", (DOCS / rel).read_bytes()))
+    if page.uses_config:
+        parts.append(("config", config_text.encode()))
+    return digest(parts)
+
+
+class Cache:
+    def __init__(self, folder):
+        self.folder = Path(folder)
+
+    def _entry(self, kind, name, key):
+        return self.folder / kind / f"{name}-{key[:20]}"
+
+    def load_page(self, module, key):
+        """(fragments, files) stored under this key, or None."""
+        entry = self._entry("pages", module, key)
+        try:
+            fragments = json.loads((entry / "fragments.json").read_text("utf-8"))
+            files = {rel: (entry / "files" / rel).read_bytes()
+                     for rel in json.loads((entry / "files.json").read_text("utf-8"))}
+        except (OSError, ValueError):
+            return None
+        return fragments, files
+
+    def store_page(self, module, key, fragments, files):
+        def write(tmp):
+            (tmp / "fragments.json").write_text(json.dumps(fragments, sort_keys=True), "utf-8")
+            (tmp / "files.json").write_text(json.dumps(sorted(files)), "utf-8")
+            for rel, data in files.items():
+                target = tmp / "files" / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        self._store(self._entry("pages", module, key), write)
+
+    def load_json(self, kind, name, key):
+        try:
+            return json.loads((self._entry(kind, name, key) / "value.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def store_json(self, kind, name, key, value):
+        self._store(self._entry(kind, name, key),
+                    lambda tmp: (tmp / "value.json").write_text(json.dumps(value), "utf-8"))
+
+    def _store(self, entry, write):
+        """Write into a fresh folder, then rename it into place; drop older entries."""
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+        try:
+            write(tmp)
+            if entry.exists():
+                shutil.rmtree(entry)
+            os.replace(tmp, entry)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+        stem = entry.name.rsplit("-", 1)[0]
+        for old in entry.parent.glob(f"{stem}-*"):
+            if old != entry and old.name.rsplit("-", 1)[0] == stem:
+                shutil.rmtree(old, ignore_errors=True)
