@@ -30,7 +30,7 @@ $(STAMP): requirements.txt
 build: $(STAMP) ## Regenerate tables, plots and notebooks, then build the site into site/
 	$(PY) -m generator build
 
-serve: $(STAMP) ## Build, then serve the site at http://127.0.0.1:$(PORT)/ (rebuilds on change)
+serve: $(STAMP) ## Build, then serve the site at http://127.0.0.1:8000/ (rebuilds on change)
 	$(PY) -m generator serve --port $(PORT)
 
 test: build ## Build, then run every test (browser tests need /usr/bin/chromium)

@@ -1,4 +1,4 @@
-"""python -m generator {build,docs}: the command line behind `make build`."""
+"""python -m generator {build,docs,serve}: the command line behind `make build` and `make serve`."""
 
 import argparse
 import os
@@ -14,10 +14,13 @@ def parse_args(argv=None):
         prog="python -m generator",
         description="Run the chapters' scripts, write their tables and plots into the pages "
                     "(build/docs), and build the site with MkDocs in strict mode (site/).")
-    parser.add_argument("command", choices=("build", "docs"),
-                        help="build: the docs tree, then the site; docs: the docs tree only")
+    parser.add_argument("command", choices=("build", "docs", "serve"),
+                        help="build: the docs tree, then the site; docs: the docs tree only; "
+                             "serve: build, serve on localhost, rebuild on change")
     parser.add_argument("--site-dir", default=str(ROOT / "site"),
                         help="where the site goes (default: site/)")
+    parser.add_argument("--port", type=int, default=8000,
+                        help="serve: the port on 127.0.0.1 (default 8000)")
     parser.add_argument("--traceback", action="store_true",
                         help="on an unexpected failure, print the Python traceback")
     return parser.parse_args(argv)
@@ -29,9 +32,14 @@ def main(argv=None):
 
     started = time.perf_counter()
     try:
-        build.generate()
+        if args.command == "docs":
+            build.generate()
+        if args.command == "serve":
+            from .serve import serve
+
+            serve(args.site_dir, args.port)
         if args.command == "build":
-            build.build_site(args.site_dir)
+            build.build_all(args.site_dir)
             print(f"generator: site built in {os.path.relpath(args.site_dir)}/ "
                   f"({time.perf_counter() - started:.1f} s)")
     except GeneratorError as exc:

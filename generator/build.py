@@ -47,6 +47,10 @@ def compute_page(page, config, cache):
             out = producer.func(ctx)
         except GeneratorError:
             raise
+        except ImportError as exc:
+            raise GeneratorError(
+                f"{where} needs the Python package {exc.name or exc}, which is not installed: "
+                "`make build` installs the pinned requirements into .venv") from exc
         except Exception as exc:
             raise GeneratorError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
         if not isinstance(out, str) or not out.strip():
@@ -143,8 +147,21 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def build_site(site=ROOT / "site", log=print):
-    """mkdocs build --strict on build/docs, into a temporary folder, then swapped into site/."""
+def build_all(site=ROOT / "site", log=print):
+    """The docs tree and the site, both or neither: the tree is staged beside build/docs,
+    MkDocs builds the staged tree, and only then do both folders swap into place."""
+    staged = BUILD / "docs.staged"
+    try:
+        generate(out=staged, log=log)
+        build_site(site, docs_dir=staged)
+        swap_into(staged, BUILD / "docs")
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged)
+
+
+def build_site(site=ROOT / "site", docs_dir=None, log=print):
+    """mkdocs build --strict into a temporary folder, then swapped into site/."""
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
     from mkdocs import config as mkconfig
     from mkdocs.commands import build as mkbuild
@@ -159,7 +176,9 @@ def build_site(site=ROOT / "site", log=print):
     mk_logger.addHandler(collect)
     try:
         try:
-            cfg = mkconfig.load_config(config_file=str(CONFIG), strict=True, site_dir=str(tmp))
+            overrides = {"docs_dir": str(docs_dir)} if docs_dir else {}
+            cfg = mkconfig.load_config(config_file=str(CONFIG), strict=True, site_dir=str(tmp),
+                                       **overrides)
             cfg.plugins.on_startup(command="build", dirty=False)
             try:
                 mkbuild.build(cfg)

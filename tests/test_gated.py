@@ -1,0 +1,129 @@
+"""gated.py against the chapter 13 spec; expected values worked out here from the
+spec's definitions, never pasted from the script's output."""
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import load_script, run_script
+
+gated = load_script("gated.py")
+
+
+def sig(z):
+    return 1 / (1 + math.exp(-z))
+
+
+def matvec(M, q):
+    return [sum(m * v for m, v in zip(row, q)) for row in M]
+
+
+def cells(table):
+    return [[c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines()[2:]]
+
+
+def signed4(v):
+    return "(" + ", ".join(("+" if c >= 0 else "-") + f"{abs(c):.4f}" for c in v) + ")"
+
+
+def test_highway_table():
+    rows = cells(gated.format_highway_table(gated.compute_highway()))
+    assert [int(r[0]) for r in rows] == [1, 10, 47, 100, 500]
+    for r in rows:
+        k = int(r[0])
+        assert r[1:] == [f"{0.5 ** k:.3e}", f"{0.9 ** k:.3e}", f"{0.99 ** k:.3e}"]
+    assert rows[-1][3] == "6.570e-03"  # the spec's figure: two thirds of one per cent
+    assert 0.5 ** 46 >= 1e-14 > 0.5 ** 47 and gated.first_distance_below(0.5, 1e-14) == 47
+
+
+def test_bias_table_and_ratio():
+    rows = cells(gated.format_bias_table(gated.compute_bias()))
+    for r, b in zip(rows, (0.0, 1.0, 2.0, 3.0, 5.0)):
+        f = sig(b)
+        assert r == [f"{b:.1f}", f"{f:.4f}", f"{f ** 10:.3e}", f"{f ** 47:.3e}", f"{f ** 100:.3e}"]
+    assert rows[2][1] == "0.8808"
+    assert gated.compute_bias_ratio() == pytest.approx(sig(2) ** 47 / 0.5 ** 47)
+
+
+def lstm_by_hand():
+    h, C, x = [0.10, -0.20], [0.50, 0.30], [0.60, 0.40]
+    q = h + x
+    Wf = [[0.3, -0.2, 0.5, 0.1], [0.1, 0.4, -0.3, 0.2]]
+    Wi = [[-0.2, 0.3, 0.4, -0.1], [0.5, -0.1, 0.2, 0.3]]
+    WC = [[0.4, 0.1, -0.2, 0.5], [-0.3, 0.2, 0.6, -0.1]]
+    Wo = [[0.2, 0.5, 0.1, -0.3], [0.4, -0.2, 0.3, 0.2]]
+    f = [sig(v + 1.0) for v in matvec(Wf, q)]
+    i = [sig(v) for v in matvec(Wi, q)]
+    Ct = [math.tanh(v) for v in matvec(WC, q)]
+    o = [sig(v) for v in matvec(Wo, q)]
+    C_new = [f[k] * C[k] + i[k] * Ct[k] for k in range(2)]
+    h_new = [o[k] * math.tanh(C_new[k]) for k in range(2)]
+    # the GRU step reuses W_f, W_i, W_C as W_z, W_r, W_h, without biases
+    z = [sig(v) for v in matvec(Wf, q)]
+    r = [sig(v) for v in matvec(Wi, q)]
+    h_tilde = [math.tanh(v) for v in matvec(WC, [r[0] * h[0], r[1] * h[1]] + x)]
+    h_gru = [(1 - z[k]) * h[k] + z[k] * h_tilde[k] for k in range(2)]
+    return dict(f=f, i=i, Ct=Ct, o=o, C=C_new, h=h_new, kept=[f[k] * C[k] for k in range(2)],
+                added=[i[k] * Ct[k] for k in range(2)], z=z, r=r, h_tilde=h_tilde, h_gru=h_gru)
+
+
+def test_lstm_step_every_gate():
+    want = lstm_by_hand()
+    step = gated.compute_lstm_step()
+    rows = cells(gated.format_lstm_table(step))
+    values = [r[2] for r in rows]
+    assert values == [signed4(want[k]) for k in ("f", "i", "Ct", "o", "C", "h")]
+    update = [r[2] for r in cells(gated.format_cell_update_table(step))]
+    assert update == [signed4(want["kept"]), signed4(want["added"]), signed4(want["C"])]
+    # the spec's point: the forget gate sits near 0.7 to 0.8
+    assert all(0.69 < f < 0.81 for f in want["f"])
+
+
+def test_gru_step():
+    want = lstm_by_hand()
+    values = [r[2] for r in cells(gated.format_gru_table(gated.compute_gru_step()))]
+    assert values == [signed4(want[k]) for k in ("z", "r", "h_tilde", "h_gru")]
+
+
+def test_parameter_costs():
+    d, H = 100, 500
+    block = H * (H + d) + H
+    rows = cells(gated.format_params_table(gated.compute_params()))
+    assert [r[2] for r in rows] == [f"{block:,}", f"{3 * block:,}", f"{4 * block:,}"]
+    assert [r[2] for r in rows] == ["300,500", "901,500", "1,202,000"]  # the spec's figures
+    assert 3 * block / (4 * block) == 0.75 and 4 * block - 3 * block == 300_500
+    two = cells(gated.format_bias_vector_table(gated.compute_bias_vector_counts()))
+    assert [r[2] for r in two] == [f"{g * (block + H):,}" for g in (1, 3, 4)]
+
+
+def test_measured_cell_jacobian_matches_finite_differences():
+    """The full dC_t/dC_0 norm against central differences through an LSTM run."""
+    H, d, T = 6, 3, 5
+    weights, X = gated.make_measure_lstm(H=H, d=d, T=T, seed=2)
+    for b_f in (0.0, 2.0):
+        measured = gated.compute_measured_cell_gradient(b_f, H=H, d=d, T=T, seed=2)
+        eps = 1e-6
+        J = np.zeros((H, H))
+        for j in range(H):
+            e = np.zeros(H)
+            e[j] = eps
+            plus, _ = gated.lstm_run(weights, X, b_f, np.zeros(H), e)
+            minus, _ = gated.lstm_run(weights, X, b_f, np.zeros(H), -e)
+            J[:, j] = (plus[-1] - minus[-1]) / (2 * eps)
+        assert measured["full"][-1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
+        _, fs = gated.lstm_run(weights, X, b_f, np.zeros(H), np.zeros(H))
+        assert measured["path_median"][-1] == pytest.approx(np.median(np.prod(fs, axis=0)))
+
+
+def test_help_and_unknown_flag():
+    out = run_script("gated.py", "--help").stdout
+    for flag in ("--highway", "--bias", "--step", "--params", "--measure"):
+        assert flag in out
+    bad = run_script("gated.py", "--nope")
+    assert bad.returncode == 2 and "usage:" in bad.stderr
+
+
+def test_flags_print_in_chapter_order():
+    out = run_script("gated.py", "--params", "--highway").stdout
+    assert out.index("Step 1") < out.index("Step 4") and "Step 2" not in out
