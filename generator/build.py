@@ -15,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .cache import Cache, page_key
+from .cache import Cache, measurement_cache_dir, page_key
 from .markers import check_markers, find_markers, substitute
 from .registry import DOCS, ROOT, GeneratorError, load_pages
 
@@ -24,22 +24,22 @@ CONFIG = ROOT / "mkdocs.yml"
 
 
 def read_config():
-    """(text of mkdocs.yml, its `extra` mapping); the file is plain YAML on purpose."""
+    """(text of mkdocs.yml, its `extra` mapping plus site_url); plain YAML on purpose."""
     import yaml
 
     try:
         text = CONFIG.read_text("utf-8")
-        extra = (yaml.safe_load(text) or {}).get("extra") or {}
+        loaded = yaml.safe_load(text) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise GeneratorError(f"mkdocs.yml: cannot read: {exc}") from exc
-    return text, extra
+    return text, {**(loaded.get("extra") or {}), "site_url": loaded.get("site_url", "")}
 
 
-def compute_page(page, config, cache):
+def compute_page(page, config, measurements):
     """Run every producer of a page: ({producer: markdown}, {docs path: bytes})."""
     from .context import Context
 
-    ctx = Context(page, config, cache)
+    ctx = Context(page, config, measurements)
     fragments = {}
     for name, producer in page.producers.items():
         where = f"generator/{page.module}.py: producer {name}"
@@ -92,6 +92,7 @@ def generate(out=BUILD / "docs", cache_dir=BUILD / "cache", log=print):
             raise GeneratorError(f"generator/{page.module}.py feeds docs/{page.source}, "
                                  "which does not exist")
     cache = Cache(cache_dir)
+    measurements = Cache(measurement_cache_dir())
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     if tmp.exists():
@@ -116,7 +117,7 @@ def generate(out=BUILD / "docs", cache_dir=BUILD / "cache", log=print):
             stored = cache.load_page(page.module, key)
             if stored is None:
                 t0 = time.perf_counter()
-                stored = compute_page(page, config, cache)
+                stored = compute_page(page, config, measurements)
                 cache.store_page(page.module, key, *stored)
                 recomputed += 1
                 log(f"generator: {rel:<22} computed in {time.perf_counter() - t0:6.1f} s")

@@ -1,4 +1,7 @@
-"""The build cache: a page's generated output, keyed by a hash of everything it reads.
+"""The caches: a page's generated output, and the measurements behind it.
+
+The build cache (build/cache) holds each page's output, keyed by a hash of
+everything it reads.
 
 A page's key covers its generator module, the shared generator modules, its
 script, its further inputs (the corpus), the pinned requirements and, where
@@ -6,6 +9,13 @@ the page reads them, the site settings. Nothing changed: the stored fragments
 and files are reused and no numpy or matplotlib is even imported. Entries are
 written to a temporary folder and renamed into place, so an interrupted build
 never leaves a half-written entry behind.
+
+The measurement cache (~/.cache/rnn-explainer, or $RNN_EXPLAINER_CACHE) holds
+what cannot be recomputed to the same bytes: training runs and executed
+notebooks, whose outputs include measured times. It is keyed by content (the
+script, the corpus, the configuration, the pinned versions), not by folder, so
+two clean builds of one commit on one machine show the same measurements and
+give the same bytes; an empty cache measures afresh.
 """
 
 import hashlib
@@ -21,6 +31,18 @@ from .registry import DOCS, GENERATOR, PAGE_MODULES, ROOT
 CACHE_FORMAT = "1"  # bump to invalidate every entry
 
 
+def measurement_cache_dir():
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rnn-explainer"
+    return Path(os.environ.get("RNN_EXPLAINER_CACHE") or default)
+
+
+def environment_parts():
+    """What every cached result depends on besides its own inputs."""
+    return [("format", CACHE_FORMAT.encode()),
+            ("python", f"{sys.version_info[0]}.{sys.version_info[1]}".encode()),
+            ("requirements", (ROOT / "requirements.txt").read_bytes())]
+
+
 def digest(parts):
     """sha256 over a sequence of (label, bytes) pairs."""
     h = hashlib.sha256()
@@ -30,9 +52,7 @@ def digest(parts):
 
 
 def page_key(page, config_text):
-    parts = [("format", CACHE_FORMAT.encode()),
-             ("python", f"{sys.version_info[0]}.{sys.version_info[1]}".encode()),
-             ("requirements", (ROOT / "requirements.txt").read_bytes())]
+    parts = environment_parts()
     # The shared modules (every .py that feeds no page of its own) and the page's own.
     shared = [p.name for p in sorted(GENERATOR.glob("*.py")) if p.stem not in PAGE_MODULES]
     for name in shared + [f"{page.module}.py"]:
@@ -81,6 +101,25 @@ class Cache:
     def store_json(self, kind, name, key, value):
         self._store(self._entry(kind, name, key),
                     lambda tmp: (tmp / "value.json").write_text(json.dumps(value), "utf-8"))
+
+    def load_bytes(self, kind, name, key):
+        try:
+            return (self._entry(kind, name, key) / "value.bin").read_bytes()
+        except OSError:
+            return None
+
+    def store_bytes(self, kind, name, key, data):
+        self._store(self._entry(kind, name, key),
+                    lambda tmp: (tmp / "value.bin").write_bytes(data))
+
+    def memo_json(self, kind, name, parts, compute):
+        """compute() once per content key; a JSON-safe value."""
+        key = digest(environment_parts() + list(parts))
+        value = self.load_json(kind, name, key)
+        if value is None:
+            value = compute()
+            self.store_json(kind, name, key, value)
+        return value
 
     def _store(self, entry, write):
         """Write into a fresh folder, then rename it into place; drop older entries."""

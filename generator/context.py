@@ -8,10 +8,10 @@ from .scripts import load_script
 
 
 class Context:
-    def __init__(self, page, config, cache):
+    def __init__(self, page, config, measurements):
         self.page = page
-        self.config = config  # mkdocs.yml's `extra` mapping
-        self.cache = cache  # for results worth keeping across pages' rebuilds (training)
+        self.config = config  # mkdocs.yml's `extra` mapping, and its site_url
+        self.measurements = measurements  # the measurement cache: training runs, notebooks
         self.script = load_script(page.script) if page.script else None
         self.files = {}  # docs-relative path -> bytes, written beside the pages
         self._memo = {}
