@@ -50,7 +50,7 @@ def compute_page(page, config, measurements):
         except ImportError as exc:
             raise GeneratorError(
                 f"{where} needs the Python package {exc.name or exc}, which is not installed: "
-                "`make build` installs the pinned requirements into .venv") from exc
+                "make build installs the pinned requirements into .venv") from exc
         except Exception as exc:
             raise GeneratorError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
         if not isinstance(out, str) or not out.strip():

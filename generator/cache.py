@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .registry import DOCS, GENERATOR, PAGE_MODULES, ROOT
+from .registry import DOCS, GENERATOR, PAGE_MODULES, ROOT, GeneratorError
 
 CACHE_FORMAT = "1"  # bump to invalidate every entry
 
@@ -58,7 +58,11 @@ def page_key(page, config_text):
     for name in shared + [f"{page.module}.py"]:
         parts.append((f"generator/{name}", (GENERATOR / name).read_bytes()))
     for rel in ((page.script,) if page.script else ()) + tuple(page.inputs):
-        parts.append((f"docs/{rel}", (DOCS / rel).read_bytes()))
+        try:
+            parts.append((f"docs/{rel}", (DOCS / rel).read_bytes()))
+        except OSError as exc:
+            raise GeneratorError(f"docs/{rel}: cannot read: {exc.strerror or exc} "
+                                 f"(generator/{page.module}.py needs it)") from exc
     if page.uses_config:
         parts.append(("config", config_text.encode()))
     return digest(parts)
