@@ -1,0 +1,340 @@
+"""Every page of the built site in headless Chromium, in the light and the dark palette.
+
+One browser for the session, one static server on 127.0.0.1, one browser context
+per page and palette. A visit records everything the checks need (requests,
+errors, images, formulas, the visible text) and closes its context; the tests
+below assert on those records, so each page is loaded once per palette however
+many checks read it.
+
+The pages come from the built site (every index.html under site/, not 404.html),
+so a page added to the site is checked without editing this file.
+"""
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
+
+from browser_support import StaticServer, launch_chromium, site_pages
+from conftest import SITE
+
+pytestmark = pytest.mark.browser
+
+SCHEMES = {"light": "default", "dark": "slate"}  # context color_scheme -> Material scheme
+OTHER = {"light": "dark", "dark": "light"}
+PAGES = site_pages(SITE) or ["<site not built>"]  # the `site` fixture fails with the reason
+
+# TeX that would be on screen if a formula escaped the MathML hook.
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sigma|tanh|odot|mathbf|mathrm|"
+                     r"sum|prod|cdot|partial|begin|end|left|right|top|times|text)\b")
+
+# Collected in the page once it has loaded. Details are opened and the blocks of
+# content tabs shown, so that nothing is hidden from the checks by the layout alone;
+# code and pre are hidden while the text is read (they may hold backslashes and
+# `$ ` prompts legitimately) and shown again.
+COLLECT_JS = """() => {
+  const visible = (el) => el.offsetParent !== null && el.checkVisibility();
+  const images = [...document.images].map((img) => ({
+    src: img.getAttribute('src'),
+    alt: (img.getAttribute('alt') || '').trim(),
+    complete: img.complete,
+    naturalWidth: img.naturalWidth,
+    visible: visible(img),
+  }));
+  const maths = [...document.querySelectorAll('math')].map((m) => {
+    const box = m.getBoundingClientRect();
+    return {alttext: m.getAttribute('alttext') || m.textContent.slice(0, 60),
+            width: box.width, height: box.height};
+  });
+  const hidden = [...document.querySelectorAll('code, pre')];
+  const before = hidden.map((el) => el.style.display);
+  hidden.forEach((el) => { el.style.display = 'none'; });
+  const text = document.body.innerText;
+  hidden.forEach((el, i) => { el.style.display = before[i]; });
+  return {scheme: document.body.getAttribute('data-md-color-scheme'),
+          images, maths, text};
+}"""
+
+REVEAL_JS = """() => {
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });
+  const style = document.createElement('style');
+  style.textContent = '.tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }';
+  document.head.appendChild(style);
+}"""
+
+# Images this palette should show: not the other palette's variant.
+WANTED_IMAGES_JS = """(other) => [...document.images].filter(
+  (img) => !(img.getAttribute('src') || '').endsWith('#only-' + other))"""
+
+SCROLL_TO_IMAGES_JS = """async (other) => {
+  const wanted = (%s)(other);
+  for (const img of wanted) {
+    img.scrollIntoView({block: 'center'});
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  window.scrollTo(0, 0);
+  return wanted.length;
+}""" % WANTED_IMAGES_JS
+
+IMAGES_DONE_JS = """(other) => (%s)(other).every((img) => img.complete)""" % WANTED_IMAGES_JS
+
+
+@dataclass
+class Visit:
+    page: str
+    theme: str
+    requests: list = field(default_factory=list)
+    console_errors: list = field(default_factory=list)
+    page_errors: list = field(default_factory=list)
+    failed_requests: list = field(default_factory=list)
+    bad_responses: list = field(default_factory=list)
+    scheme: str = ""
+    images: list = field(default_factory=list)
+    maths: list = field(default_factory=list)
+    text: str = ""
+
+
+def record(context, visit):
+    """Listen to everything the context does: its pages and its workers."""
+    context.on("request", lambda req: visit.requests.append(req.url))
+    context.on("requestfailed", lambda req: visit.failed_requests.append(
+        f"{req.url}: {req.failure}"))
+    context.on("response", lambda res: res.status >= 400 and visit.bad_responses.append(
+        f"{res.status} {res.url}"))
+
+
+def watch_page(page, visit):
+    page.on("console", lambda msg: msg.type == "error" and visit.console_errors.append(
+        f"{msg.text} (at {msg.location.get('url')}:{msg.location.get('lineNumber')})"))
+    page.on("pageerror", lambda err: visit.page_errors.append(str(err)))
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    srv = StaticServer(site).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright, chromium_path)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def visits(browser, server):
+    """visits(page, theme) -> Visit, loaded once per session."""
+    cache = {}
+
+    def get(page_path, theme):
+        key = (page_path, theme)
+        if key not in cache:
+            cache[key] = load(browser, server, page_path, theme)
+        return cache[key]
+
+    return get
+
+
+def load(browser, server, page_path, theme):
+    visit = Visit(page_path, theme)
+    context = browser.new_context(color_scheme=theme, viewport={"width": 1280, "height": 900})
+    record(context, visit)
+    try:
+        page = context.new_page()
+        watch_page(page, visit)
+        page.goto(server.url + page_path, wait_until="load")
+        page.evaluate(REVEAL_JS)
+        other = OTHER[theme]
+        page.evaluate(SCROLL_TO_IMAGES_JS, other)
+        try:
+            page.wait_for_function(IMAGES_DONE_JS, arg=other, timeout=10_000)
+        except PlaywrightTimeout:  # the image check reports which ones did not load
+            pass
+        page.wait_for_load_state("networkidle")
+        data = page.evaluate(COLLECT_JS)
+        visit.scheme, visit.images = data["scheme"], data["images"]
+        visit.maths, visit.text = data["maths"], data["text"]
+    finally:
+        context.close()
+    return visit
+
+
+def page_ids(page):
+    return page or "index"
+
+
+both = pytest.mark.parametrize("theme", ["light", "dark"])
+every_page = pytest.mark.parametrize("page_path", PAGES, ids=page_ids)
+
+
+@every_page
+@both
+def test_requests_stay_on_the_local_server(visits, server, page_path, theme):
+    visit = visits(page_path, theme)
+    assert visit.requests, "no request recorded: the recording is broken"
+    foreign = sorted({url for url in visit.requests if not server.is_local(url)})
+    assert not foreign, (f"/{page_path} ({theme}) asked another host for:\n  "
+                         + "\n  ".join(foreign))
+
+
+@every_page
+@both
+def test_no_errors_and_no_failed_requests(visits, page_path, theme):
+    visit = visits(page_path, theme)
+    problems = ([f"console error: {e}" for e in visit.console_errors]
+                + [f"page error: {e}" for e in visit.page_errors]
+                + [f"request failed: {e}" for e in visit.failed_requests]
+                + [f"HTTP {e}" for e in visit.bad_responses])
+    assert not problems, f"/{page_path} ({theme}):\n  " + "\n  ".join(problems)
+
+
+@every_page
+@both
+def test_images_of_the_palette_load_and_have_alt_text(visits, page_path, theme):
+    visit = visits(page_path, theme)
+    other = "#only-" + OTHER[theme]
+    wanted = [img for img in visit.images if not img["src"].endswith(other)]
+    broken = [img["src"] for img in wanted if not (img["complete"] and img["naturalWidth"] > 0)]
+    no_alt = [img["src"] for img in visit.images if not img["alt"]]
+    problems = ([f"not loaded: {src}" for src in broken]
+                + [f"no alt text: {src}" for src in no_alt])
+    assert not problems, f"/{page_path} ({theme}):\n  " + "\n  ".join(problems)
+
+
+@every_page
+@both
+def test_math_is_rendered(visits, page_path, theme):
+    visit = visits(page_path, theme)
+    flat = [m["alttext"] for m in visit.maths if not (m["width"] > 0 and m["height"] > 0)]
+    assert not flat, f"/{page_path} ({theme}): formulas with an empty box: {flat[:10]}"
+
+
+@every_page
+@both
+def test_no_raw_tex_on_screen(visits, page_path, theme):
+    visit = visits(page_path, theme)
+    assert visit.text.strip(), f"/{page_path} ({theme}): no visible text was read"
+    hits = [f"{m.group()!r} in ...{visit.text[max(0, m.start() - 40):m.end() + 40]}..."
+            .replace("\n", " ") for m in RAW_TEX.finditer(visit.text)]
+    assert not hits, f"/{page_path} ({theme}): raw TeX visible outside code:\n  " + "\n  ".join(hits)
+
+
+@every_page
+@both
+def test_the_palette_applies(visits, page_path, theme):
+    visit = visits(page_path, theme)
+    assert visit.scheme == SCHEMES[theme], (
+        f"/{page_path}: a {theme} browser got data-md-color-scheme={visit.scheme!r}")
+    wrong = ([f"{img['src']} is hidden" for img in visit.images
+              if img["src"].endswith(f"-{theme}.png#only-{theme}") and not img["visible"]]
+             + [f"{img['src']} is shown" for img in visit.images
+                if img["src"].endswith(f"-{OTHER[theme]}.png#only-{OTHER[theme]}")
+                and img["visible"]])
+    assert not wrong, f"/{page_path} ({theme}):\n  " + "\n  ".join(wrong)
+
+
+def themed_page():
+    """The first page with light and dark plots: the toggle test needs both."""
+    for page_path in PAGES:
+        path = SITE / page_path / "index.html"
+        if path.is_file() and "#only-dark" in path.read_text(encoding="utf-8"):
+            return page_path
+    return None
+
+
+VARIANTS_JS = """() => [...document.images].filter((i) => /#only-(light|dark)$/.test(i.src))
+  .map((i) => ({src: i.getAttribute('src'), visible: i.offsetParent !== null}))"""
+
+
+def toggle(page, page_path, expected):
+    """Click the palette toggle the header shows; the body's scheme must become `expected`."""
+    page.locator("form[data-md-component=palette] label:visible").click(timeout=5000)
+    try:
+        page.wait_for_function(
+            f"document.body.getAttribute('data-md-color-scheme') === {expected!r}", timeout=3000)
+    except PlaywrightTimeout:
+        now = page.locator("body").get_attribute("data-md-color-scheme")
+        pytest.fail(f"/{page_path}: the palette toggle left data-md-color-scheme={now!r}, "
+                    f"expected {expected!r}")
+
+
+@both
+def test_palette_toggle_flips_the_scheme_and_the_plots(browser, server, theme):
+    page_path = themed_page()
+    assert page_path is not None, "no page of the site has light and dark plot variants"
+    context = browser.new_context(color_scheme=theme)
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(server.url + page_path, wait_until="load")
+        body = page.locator("body")
+        assert body.get_attribute("data-md-color-scheme") == SCHEMES[theme]
+        toggle(page, page_path, SCHEMES[OTHER[theme]])
+        shown = {img["src"] for img in page.evaluate(VARIANTS_JS) if img["visible"]}
+        assert shown, f"/{page_path}: no plot is shown after the toggle"
+        assert all(src.endswith("#only-" + OTHER[theme]) for src in shown), (
+            f"/{page_path}: after switching from {theme}, shown: {sorted(shown)}")
+        # And back again.
+        toggle(page, page_path, SCHEMES[theme])
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_search_finds_the_forget_gate_in_chapter_13(browser, server):
+    context = browser.new_context()
+    requests = []
+    context.on("request", lambda req: requests.append(req.url))
+    try:
+        page = context.new_page()
+        page.goto(server.url, wait_until="networkidle")
+        page.keyboard.press("/")
+        page.keyboard.type("forget gate")
+        try:
+            page.locator(".md-search-result__item").first.wait_for(timeout=5000)
+        except PlaywrightTimeout:
+            pytest.fail("no search result for 'forget gate' within 5 s")
+        hrefs = page.locator(".md-search-result__item a").evaluate_all(
+            "links => links.map((a) => a.href)")
+        paths = [urlparse(href).path for href in hrefs]
+        assert any(p.startswith("/ch13-gated/") for p in paths), (
+            f"no search result for 'forget gate' links to /ch13-gated/: {sorted(set(paths))}")
+    finally:
+        context.close()
+    assert any(urlparse(u).path.endswith("/search/search_index.json") for u in requests), (
+        "the search index was not requested: the search did not run or was not recorded")
+    foreign = sorted({u for u in requests if not server.is_local(u)})
+    assert not foreign, f"the search asked another host for: {foreign}"
+
+
+def test_code_blocks_have_a_working_copy_button(browser, server):
+    page_path = "code/rnn/"
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="load")
+        blocks = page.locator(".md-content pre > code")
+        assert blocks.count() > 0, f"/{page_path} has no code block"
+        buttons = page.locator(".md-content .md-code__button")
+        try:
+            buttons.first.wait_for(state="attached", timeout=5000)
+        except PlaywrightTimeout:
+            pytest.fail(f"/{page_path}: no copy button (.md-code__button) on its code blocks")
+        assert buttons.count() == blocks.count(), (
+            f"/{page_path}: {blocks.count()} code blocks but {buttons.count()} copy buttons")
+        first = page.locator(".md-content pre:has(.md-code__button)").first
+        expected = first.locator("code").inner_text()
+        first.hover()
+        first.locator(".md-code__button").click()
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied.strip() and copied.strip() == expected.strip(), (
+            f"/{page_path}: the copy button copied {copied[:200]!r}, the block shows "
+            f"{expected[:200]!r}")
+    finally:
+        context.close()
