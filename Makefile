@@ -16,7 +16,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help build serve test test-torch bench clean deploy lock
+.PHONY: help build serve test test-torch test-compat bench clean deploy lock
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -44,6 +44,16 @@ $(TORCH_STAMP): requirements.txt requirements-torch.txt
 
 test-torch: $(TORCH_STAMP) ## Check the numpy models against PyTorch autograd (installs torch 2.13.0 CPU)
 	$(TORCH_PY) -m pytest -m torch -p no:cacheprovider tests/test_gru_torch.py tests/test_torch_counts.py
+
+# The first Python 3.9 that runs: pyenv's, then one on PATH.
+PY39 ?= $(shell for p in $$HOME/.pyenv/versions/3.9*/bin/python3.9 $$(command -v python3.9); do \
+          "$$p" -c "" 2>/dev/null && echo "$$p" && break; done)
+
+test-compat: $(STAMP) ## The scripts on the oldest supported pair, Python 3.9 with numpy 1.26
+	@test -n "$(PY39)" || { echo "make: no python3.9 on this machine; set PY39=/path/to/python3.9"; exit 1; }
+	test -x .venv-py39/bin/python || $(PY39) -m venv .venv-py39
+	.venv-py39/bin/pip install --quiet --disable-pip-version-check numpy==1.26.4
+	COMPAT_PYTHON=$(CURDIR)/.venv-py39/bin/python $(PY) -m pytest -p no:cacheprovider tests/test_compat.py
 
 bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against bare builds
 	$(TORCH_PY) benchmarks/gru_speed.py

@@ -6,6 +6,13 @@ import sys
 import time
 import traceback
 
+# One BLAS thread, as the scripts use when run by a reader (gru.py sets this itself
+# when run as a script, but not when imported): at these matrix sizes threads only
+# cost time, and float32 sums differ in the last bits with the thread count, which
+# would let the page drift from what `python3 gru.py` prints. Set before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 from .registry import ROOT, GeneratorError
 
 

@@ -127,8 +127,8 @@ def decay_plot(ctx):
         ax.annotate(f"{rnn.EXAMPLE_DISTANCE} words back", (rnn.EXAMPLE_DISTANCE, 1e-25),
                     xytext=(6, 0), textcoords="offset points", color=colors.fg)
         ax.set_yscale("log")
-        ax.set_xlabel("distance (steps)")
-        ax.set_ylabel("factor ^ distance")
+        ax.set_xlabel("distance k (steps)")
+        ax.set_ylabel(r"$\mathrm{factor}^{\,k}$")
         ax.legend(ncols=5, loc="lower left")
 
     return ctx.figure("decay", draw,
@@ -227,13 +227,13 @@ def measure_plot(ctx):
         ax = fig.subplots()
         for m, color in zip(measured, colors.series):
             t = range(1, len(m["norms"]) + 1)
-            ax.plot(t, m["norms"], color=color, label=f"measured, rho = {m['radius']:g}")
+            ax.plot(t, m["norms"], color=color, label=rf"measured, $\rho$ = {m['radius']:g}")
             ax.plot(t, [m["radius"] ** k for k in t], color=color, linestyle="--",
                     linewidth=1.2)
-        ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.2, label="rho ^ t")
+        ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.2, label=r"$\rho^t$")
         ax.set_yscale("log")
         ax.set_xlabel("t (steps back)")
-        ax.set_ylabel("norm of dh_t / dh_0")
+        ax.set_ylabel(r"$\Vert\, \partial h_t / \partial h_0 \,\Vert$")
         ax.legend(ncols=2, loc="lower left")
 
     return ctx.figure("measured", draw,

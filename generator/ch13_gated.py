@@ -75,10 +75,10 @@ def bias_plot(ctx):
         ax = fig.subplots()
         for row in g.compute_bias():
             ax.plot(distances, [row["f"] ** k for k in distances],
-                    label=f"b_f = {row['b_f']:g}, f = {row['f']:.3f}")
+                    label=rf"$b_f$ = {row['b_f']:g}, f = {row['f']:.3f}")
         ax.set_yscale("log")
-        ax.set_xlabel("distance (steps)")
-        ax.set_ylabel("sigma(b_f) ^ distance")
+        ax.set_xlabel("distance k (steps)")
+        ax.set_ylabel(r"$\sigma(b_f)^{\,k}$")
         ax.legend(loc="lower left", ncols=2)
 
     return ctx.figure("bias", draw,
@@ -227,15 +227,15 @@ def measure_plot(ctx):
         ax = fig.subplots()
         for m, color in zip(measured, colors.series):
             t = range(1, len(m["full"]) + 1)
-            ax.plot(t, m["full"], color=color, label=f"full, b_f = {m['b_f']:g}")
+            ax.plot(t, m["full"], color=color, label=rf"full, $b_f$ = {m['b_f']:g}")
             ax.plot(t, m["path_median"], color=color, linestyle=":", linewidth=1.6)
             ax.plot(t, [m["sigma"] ** k for k in t], color=color, linestyle="--", linewidth=1.0)
         ax.plot([], [], color=colors.muted, linestyle=":", label="cell path, median unit")
         ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.0,
-                label="sigma(b_f) ^ t")
+                label=r"$\sigma(b_f)^t$")
         ax.set_yscale("log")
         ax.set_xlabel("t (steps back)")
-        ax.set_ylabel("norm of dC_t / dC_0")
+        ax.set_ylabel(r"$\Vert\, \partial C_t / \partial C_0 \,\Vert$")
         ax.legend(ncols=2, loc="lower left")
 
     return ctx.figure("measured", draw,

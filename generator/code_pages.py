@@ -18,9 +18,11 @@ from .tables import console_block
 
 
 def summary_of(script):
-    """The first line of the script's docstring, without the leading 'name.py: '."""
+    """The first line of the script's docstring, without the leading 'name.py: ', as a
+    sentence without its final full stop: 'What unrolling does to ...'."""
     first = (script.__doc__ or "").strip().splitlines()[0]
-    return first.split(": ", 1)[1] if ": " in first else first
+    summary = (first.split(": ", 1)[1] if ": " in first else first).rstrip(".")
+    return summary[:1].upper() + summary[1:]
 
 
 def flag_runs(script, name):

@@ -28,9 +28,11 @@ GENERATOR = Path(__file__).resolve().parent
 PAGE_MODULES = (
     "ch12_rnn",
     "ch13_gated",
+    "ch14_gru_lm",
     "conventions",
     "code_rnn",
     "code_gated",
+    "code_gru",
 )
 
 

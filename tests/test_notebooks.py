@@ -16,6 +16,7 @@ from test_page_matches_script import commanded_tables, table_blocks
 NOTEBOOKS = {  # script -> the chapter page whose tables its runs print
     "rnn.py": "ch12-rnn.md",
     "gated.py": "ch13-gated.md",
+    "gru.py": "ch14-gru-lm.md",
 }
 
 
@@ -45,6 +46,19 @@ def test_embedded_source_is_the_served_script_byte_for_byte(script, site):
     assert len(writes) == 1
     embedded = writes[0].split("\n", 1)[1].encode("utf-8")
     assert embedded == (SITE / "code" / script).read_bytes() == (CODE / script).read_bytes()
+
+
+def test_gru_notebook_carries_the_corpus_checked_by_its_hash(site):
+    nb = nbformat.read(served("gru.py"), as_version=4)
+    embeds = [c.source for c in nb.cells if c.cell_type == "code" and "timemachine.txt" in c.source
+              and "b64decode" in c.source]
+    assert len(embeds) == 1
+    import hashlib
+
+    assert hashlib.sha256((CODE / "timemachine.txt").read_bytes()).hexdigest() in embeds[0]
+    namespace = {}
+    exec(embeds[0].replace('open("timemachine.txt", "wb").write(data)', "pass"), namespace)
+    assert namespace["data"] == (CODE / "timemachine.txt").read_bytes()
 
 
 @pytest.mark.parametrize("script", NOTEBOOKS)

@@ -20,6 +20,7 @@ SCRIPTS = {
                ["ch12-rnn.md"]),
     "gated.py": (["", "--highway", "--bias", "--step", "--params", "--measure"],
                  ["ch13-gated.md", "conventions.md"]),
+    "gru.py": (["", "--gradcheck", "--compare"], ["ch14-gru-lm.md"]),  # trains: ~1 min
 }
 COMMAND = re.compile(r"^`\$ (python3 (\S+\.py)(?: [^`]*)?)`$")
 

@@ -6,7 +6,8 @@ import pytest
 
 from conftest import CODE, load_script, run_script
 
-SCRIPTS = ["rnn.py", "gated.py"]
+SCRIPTS = ["rnn.py", "gated.py", "gru.py"]
+STEP_SCRIPTS = ["rnn.py", "gated.py"]  # quick, and need no data file
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def test_help_still_works_without_numpy(script, no_numpy, tmp_path):
     assert result.returncode == 0 and "usage:" in result.stdout
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", STEP_SCRIPTS)
 def test_runs_alone_in_an_empty_folder(script, tmp_path):
     copy = tmp_path / script
     copy.write_bytes((CODE / script).read_bytes())
@@ -52,7 +53,7 @@ def test_import_defines_the_api_and_prints_nothing(script, capsys):
     assert capsys.readouterr() == ("", "")
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", STEP_SCRIPTS)
 def test_output_closed_early_is_not_an_error(script):
     import subprocess
     import sys
@@ -60,3 +61,23 @@ def test_output_closed_early_is_not_an_error(script):
     proc = subprocess.run(f'"{sys.executable}" "{CODE / script}" | head -n 1', shell=True,
                           capture_output=True, text=True)
     assert proc.stdout.startswith("Step 1") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_served_gru_trains_in_an_empty_folder_to_the_spec(site, tmp_path):
+    """python3 site/code/gru.py with only the corpus beside it: a perplexity row per
+    epoch, ending at or below 6.8 (the spec), then a sample."""
+    from conftest import SITE
+
+    for name in ("gru.py", "timemachine.txt"):
+        (tmp_path / name).write_bytes((SITE / "code" / name).read_bytes())
+    result = run_script(str(tmp_path / "gru.py"), cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    rows = [line.split("|")[1:4] for line in result.stdout.splitlines()
+            if line.startswith("|") and line.split("|")[1].strip().isdigit()]
+    rows = [r for r in rows if len(r) == 3 and r[1].strip().replace(".", "").isdigit()]
+    assert [int(r[0]) for r in rows] == list(range(1, 51))
+    assert float(rows[-1][2]) <= 6.8
+    sample = [line for line in result.stdout.splitlines() if line.startswith("sample")]
+    assert len(sample) == 1 and '"it has' in sample[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gru.py", "timemachine.txt"]
