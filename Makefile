@@ -53,7 +53,7 @@ test-compat: $(STAMP) ## The scripts on the oldest supported pair, Python 3.9 wi
 	@test -n "$(PY39)" || { echo "make: no python3.9 on this machine; set PY39=/path/to/python3.9"; exit 1; }
 	test -x .venv-py39/bin/python || $(PY39) -m venv .venv-py39
 	.venv-py39/bin/pip install --quiet --disable-pip-version-check numpy==1.26.4
-	COMPAT_PYTHON=$(CURDIR)/.venv-py39/bin/python $(PY) -m pytest -p no:cacheprovider tests/test_compat.py
+	COMPAT_PYTHON=$(CURDIR)/.venv-py39/bin/python $(PY) -m pytest -p no:cacheprovider -m compat tests/test_compat.py
 
 bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against bare builds
 	$(TORCH_PY) benchmarks/gru_speed.py

@@ -16,6 +16,11 @@ BUILT = ROOT / "build" / "docs"  # the generated page tree MkDocs builds from
 SITE = ROOT / "site"  # the built site
 CHROMIUM = Path("/usr/bin/chromium")
 
+# The PyTorch checks run in their own virtualenv (`make test-torch`); where torch
+# is not installed they are not collected at all, and the header says so.
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+collect_ignore = [] if HAVE_TORCH else ["test_gru_torch.py", "test_torch_counts.py"]
+
 
 def load_script(name):
     """docs/code/<name> imported from its path, as the generator does it."""
@@ -49,10 +54,12 @@ def built():
 
 
 def pytest_report_header(config):
-    if CHROMIUM.exists():
-        return f"browser tests: headless Chromium at {CHROMIUM}"
-    return (f"browser tests: SKIPPED, no Chromium at {CHROMIUM} "
-            "(apt-get install chromium; .ci/run installs it)")
+    lines = [f"browser tests: headless Chromium at {CHROMIUM}" if CHROMIUM.exists() else
+             f"browser tests: SKIPPED, no Chromium at {CHROMIUM} "
+             "(apt-get install chromium; .ci/run installs it)"]
+    if not HAVE_TORCH:
+        lines.append("PyTorch checks: not here; `make test-torch` runs them with torch 2.13.0")
+    return lines
 
 
 @pytest.fixture(scope="session")

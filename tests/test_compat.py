@@ -10,7 +10,8 @@ import pytest
 from conftest import CODE, run_script
 
 COMPAT_PYTHON = os.environ.get("COMPAT_PYTHON")
-pytestmark = pytest.mark.skipif(not COMPAT_PYTHON, reason="run by `make test-compat`")
+pytestmark = [pytest.mark.compat,
+              pytest.mark.skipif(not COMPAT_PYTHON, reason="run by `make test-compat`")]
 
 RUNS = [("rnn.py",), ("gated.py",), ("gru.py", "--gradcheck")]
 
