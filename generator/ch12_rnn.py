@@ -110,6 +110,13 @@ def factor_047(ctx):
 
 
 @PAGE.inline
+def factor_12_47(ctx):
+    """1.2 ** 47 as the example table prints it."""
+    rnn = ctx.script
+    return rnn.sci6(1.2 ** rnn.EXAMPLE_DISTANCE)
+
+
+@PAGE.inline
 def spectral_radius(ctx):
     return f"{ctx.script.compute_spectral_radius():.4f}"
 
