@@ -155,3 +155,16 @@ def test_a_good_build_after_a_failure_replaces_the_site(project):
     assert result.returncode == 0, result.stderr
     html = (project / "site" / "conventions" / "index.html").read_text("utf-8")
     assert "GRU conventions, compared" in html
+
+
+def test_missing_corpus(project):
+    (project / "docs" / "code" / "timemachine.txt").unlink()
+    fails_cleanly(project, "docs/code/timemachine.txt: cannot read: No such file or directory "
+                           "(generator/ch14_gru_lm.py needs it)")
+
+
+def test_corpus_that_is_not_utf8(project):
+    corpus = project / "docs" / "code" / "timemachine.txt"
+    corpus.write_bytes(corpus.read_bytes()[:5000] + b"\xff\xfe\x00 caf\xe9\n")
+    result = fails_cleanly(project, "docs/code/timemachine.txt: cannot read corpus")
+    assert "UTF-8" in result.stderr
