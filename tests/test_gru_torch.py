@@ -2,9 +2,6 @@
 
 Skipped where torch is not installed (pip install torch==2.13.0, CPU build).
 """
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,23 +9,14 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 pytestmark = pytest.mark.torch
 
-GRU_PY = Path(__file__).resolve().parent.parent / 'docs' / 'code' / 'gru.py'
-spec = importlib.util.spec_from_file_location('gru_under_test_torch', GRU_PY)
-gru = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gru)
+from test_gru import gru, small_problem  # the script under test, and its random problems
 
 SIZES = [dict(V=7, B=3, T=5, h=4, scale=0.5), dict(V=28, B=16, T=32, h=32, scale=0.2)]
 
 
 def problem(cell, V, B, T, h, seed=0, scale=0.5):
-    rng = np.random.default_rng(seed)
-    params = {k: scale * rng.standard_normal(v.shape)
-              for k, v in gru.init_params(cell, V, h, rng, 'float64').items()}
-    X = rng.integers(0, V, (B, T))
-    Y = rng.integers(0, V, (B, T))
-    H = scale * rng.standard_normal((2, B, h))
-    state = (H[0], H[1]) if cell == 'lstm' else H[0]
-    return params, X, Y, state
+    """Random float64 weights, inputs, targets and initial state (test_gru's)."""
+    return small_problem(cell, seed=seed, V=V, B=B, T=T, h=h, scale=scale)
 
 
 def tensors(params):
