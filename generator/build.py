@@ -161,7 +161,7 @@ def build_all(site=ROOT / "site", log=print):
             shutil.rmtree(staged)
 
 
-def build_site(site=ROOT / "site", docs_dir=None, log=print):
+def build_site(site=ROOT / "site", docs_dir=None):
     """mkdocs build --strict into a temporary folder, then swapped into site/."""
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
     from mkdocs import config as mkconfig

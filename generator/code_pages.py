@@ -74,16 +74,16 @@ def outputs_by_command(nb):
     return outputs
 
 
-def notebook_block(ctx, path, name):
+def notebook_block(ctx, path):
     link = ctx.link(path)
     return "\n".join([
         f"[Download {posixpath.basename(path)}]({link}){{ .md-button download }} "
         f"[Open in Colab]({colab_url(ctx.config, path)}){{ .md-button }}",
         "",
-        f"The notebook carries the script, its one install step (numpy, which Colab "
-        f"already has) and every run below, with their outputs. In Colab choose "
-        f"*Runtime > Run all*. Colab opens it read-only: *File > Save a copy in Drive* "
-        f"keeps your changes.",
+        "The notebook carries the script, its one install step (numpy, which Colab "
+        "already has) and every run below, with their outputs. In Colab choose "
+        "*Runtime > Run all*. Colab opens it read-only: *File > Save a copy in Drive* "
+        "keeps your changes.",
     ])
 
 
@@ -119,7 +119,7 @@ def register_code_page(page, name, chapter, runs=None, data_files=()):
     def notebook_links(ctx):
         path, nb = notebook(ctx)
         ctx.add_file(path, notebooks.to_bytes(nb))
-        return notebook_block(ctx, path, name)
+        return notebook_block(ctx, path)
 
     @page.block
     def runs_and_outputs(ctx):

@@ -12,7 +12,7 @@ import shlex
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import BUILT, SITE, run_script
+from conftest import SITE, run_script
 
 # The step-by-step scripts, their flags, and the pages their tables may appear on.
 SCRIPTS = {

@@ -2,8 +2,6 @@
 
 import re
 
-import pytest
-
 from conftest import SITE
 
 BUDGET_PER_PAGE = 400_000  # bytes of PNG per page, light and dark variants together
