@@ -1,31 +1,25 @@
-"""python -m generator {build,docs,serve}: the command line behind `make build` and `make serve`."""
+"""python -m generator {build,serve}: the command line behind `make build` and `make serve`."""
 
 import argparse
 import os
+import socket
 import sys
 import time
 import traceback
 
-# One BLAS thread, as the scripts use when run by a reader (gru.py sets this itself
-# when run as a script, but not when imported): at these matrix sizes threads only
-# cost time, and float32 sums differ in the last bits with the thread count, which
-# would let the page drift from what `python3 gru.py` prints. Set before numpy loads.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-from .registry import ROOT, GeneratorError
+from .chapter import ROOT, GeneratorError
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m generator",
-        description="Run the chapters' scripts, write their tables and plots into the pages "
-                    "(build/docs), and build the site with MkDocs in strict mode (site/).")
-    parser.add_argument("command", choices=("build", "docs", "serve"),
-                        help="build: the docs tree, then the site; docs: the docs tree only; "
-                             "serve: build, serve on localhost, rebuild on change")
+        description="Build the site: MkDocs with the generator hook, which runs the chapters' "
+                    "scripts and puts their tables, numbers and plots into the pages.")
+    parser.add_argument("command", choices=("build", "serve"),
+                        help="build: the site into site/, all or nothing; serve: mkdocs serve "
+                             "on 127.0.0.1 (rebuilds on change and reloads the page)")
     parser.add_argument("--site-dir", default=str(ROOT / "site"),
-                        help="where the site goes (default: site/)")
+                        help="build: where the site goes (default: site/)")
     parser.add_argument("--port", type=int, default=8000,
                         help="serve: the port on 127.0.0.1 (default 8000)")
     parser.add_argument("--traceback", action="store_true",
@@ -33,29 +27,44 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def port_in_use(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def serve(port):
+    """`mkdocs serve` on 127.0.0.1:<port>, after checking the port is free."""
+    if port_in_use(port):
+        raise GeneratorError(f"port {port} on 127.0.0.1 is in use (another `make serve`?); "
+                             f"choose another: make serve PORT={port + 1}")
+    mkdocs = os.path.join(os.path.dirname(sys.executable), "mkdocs")
+    os.execv(mkdocs, [mkdocs, "serve", "--dev-addr", f"127.0.0.1:{port}",
+                      "--config-file", str(ROOT / "mkdocs.yml")])
+
+
 def main(argv=None):
     args = parse_args(argv)
-    from . import build
-
     started = time.perf_counter()
     try:
-        if args.command == "docs":
-            build.generate()
         if args.command == "serve":
-            from .serve import serve
+            serve(args.port)
+        from .build import build
 
-            serve(args.site_dir, args.port)
-        if args.command == "build":
-            build.build_all(args.site_dir)
-            print(f"generator: site built in {os.path.relpath(args.site_dir)}/ "
-                  f"({time.perf_counter() - started:.1f} s)")
+        build(args.site_dir)
+        print(f"generator: site built in {os.path.relpath(args.site_dir)}/ "
+              f"({time.perf_counter() - started:.1f} s)")
     except GeneratorError as exc:
         print(f"generator: error: {exc}", file=sys.stderr)
-        print("generator: nothing was changed: build/docs and the site are as before",
-              file=sys.stderr)
+        if args.command == "build":
+            print("generator: nothing was changed: the site is as before", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("generator: interrupted: build/docs and the site are as before", file=sys.stderr)
+        print("generator: interrupted: the site is as before", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug in the generator itself: say what, offer the traceback
         if args.traceback:

@@ -1,49 +1,66 @@
-"""What a producer receives: its page's script, the site settings, and a place for files."""
+"""What a chapter module's producers receive: the runs of its script, and a place
+for the files they draw.
+
+    vanish = ctx.record("--vanish")          # the record of python3 rnn.py --vanish
+    run = ctx.run("--compare")               # .text, .tables, .records of a command
+    return ctx.figure(draw, alt="...")       # a plot, light and dark
+"""
 
 import posixpath
 
 from . import plotstyle
-from .registry import GeneratorError
-from .scripts import load_script
+from .chapter import GeneratorError
 
 
 class Context:
-    def __init__(self, page, config, measurements):
-        self.page = page
-        self.config = config  # mkdocs.yml's `extra` mapping, and its site_url
-        self.measurements = measurements  # the measurement cache: training runs, notebooks
-        self.script = load_script(page.script) if page.script else None
-        self.files = {}  # docs-relative path -> bytes, written beside the pages
-        self._memo = {}
+    def __init__(self, chapter, get_run, files):
+        self.chapter = chapter
+        self._get_run = get_run  # argv -> Run, computed once per worker
+        self.files = files  # docs-relative path -> bytes, written beside the pages
+        self.producer = None  # the producer being run
 
-    def memo(self, key, compute):
-        """compute() once per page build: producers that show the same data share it."""
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+    def run(self, *argv):
+        """The Run of `python3 <script> <argv>`: its text, tables and records."""
+        return self._get_run(tuple(argv))
+
+    def record(self, *argv):
+        """The record of the one report that `python3 <script> <argv>` prints."""
+        run = self.run(*argv)
+        flags = run.records.fields()
+        if len(flags) != 1:
+            raise GeneratorError(f"`{run.command}` prints {len(flags)} reports "
+                                 f"({', '.join(flags)}): ask for one with its flag")
+        return run.records[flags[0]]
 
     def add_file(self, relpath, data):
-        """Write a generated file at docs/<relpath>; return its link relative to the page."""
+        """A generated file at docs/<relpath>; returns the link to it from the page."""
         if relpath in self.files:
-            raise GeneratorError(f"generator/{self.page.module}.py: {relpath} written twice")
+            raise GeneratorError(f"{self.where}: {relpath} written twice")
         self.files[relpath] = data
         return self.link(relpath)
 
     def link(self, relpath):
-        """A link from this page to docs/<relpath>."""
-        return posixpath.relpath(relpath, posixpath.dirname(self.page.source) or ".")
+        """A link from this chapter's page to docs/<relpath>."""
+        return posixpath.relpath(relpath, posixpath.dirname(self.chapter.page) or ".")
 
-    def figure(self, name, draw, alt, caption=None, size=plotstyle.SIZE):
-        """A plot in a light and a dark variant; Material shows the one matching the theme."""
+    @property
+    def where(self):
+        return f"generator/chapters/{self.chapter.module}.py: {self.producer}"
+
+    def figure(self, draw, alt, caption=None, size=plotstyle.SIZE):
+        """A plot in a light and a dark variant; the page shows the one of its theme.
+
+        draw(fig, colors) draws on a matplotlib figure; alt describes what the plot
+        shows (one line), caption (optional) sits under it.
+        """
         if not alt or "]" in alt or "\n" in alt:
-            raise GeneratorError(f"generator/{self.page.module}.py: figure {name} needs "
-                                 "a one-line alt text without ']'")
-        stem = posixpath.splitext(posixpath.basename(self.page.source))[0]
+            raise GeneratorError(f"{self.where}: a figure needs a one-line alt text without ']'")
+        stem = posixpath.splitext(posixpath.basename(self.chapter.page))[0]
         images = plotstyle.render(draw, size)
         width, height = (round(v * plotstyle.DPI) for v in size)
         lines = ['<figure markdown="span">']
         for theme, png in images.items():
-            link = self.add_file(f"img/{stem}/{name}-{theme}.png", png)
+            link = self.add_file(f"img/{stem}/{self.producer}-{theme}.png", png)
             lines.append(f'![{alt}]({link}#only-{theme}){{ width="{width}" height="{height}" '
                          f'loading=lazy }}')
         if caption:

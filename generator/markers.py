@@ -1,35 +1,81 @@
 """Markers: where generated content enters a hand-written page.
 
-    <!-- gen MODULE.PRODUCER -->
+What a script prints, named by the command that prints it (any page):
 
-MODULE is the generator module that feeds the page (named after it), PRODUCER
-one of its registered producers. A marker alone on its line takes a block
-producer; a marker inside a line takes an inline producer. Anything that
-starts like a marker (``<!-- gen``) but does not parse is an error, and so is
-a producer that the page never uses: the build fails with the file, the line
-and the marker, and writes nothing.
+    <!-- gen table decay from rnn.py --vanish -->            the table, under `$ python3 rnn.py --vanish`
+    <!-- gen value spectral_radius:.4f from rnn.py --vanish -->   a number of that run, in a sentence
+    <!-- gen output from rnn.py --clip -->                    the whole output, as a console block
+
+What the page's chapter module draws (generator/chapters/<page>.py):
+
+    <!-- gen figure decay -->     a plot        <!-- gen diagram lstm_cell -->  a cell drawing
+    <!-- gen block timing -->     any block     <!-- gen inline setup -->       inline text
+
+A table, an output, a figure, a diagram and a block stand alone on their line;
+a value and an inline marker stand inside a sentence. Anything that starts like
+a marker (``<!-- gen``) but does not parse is an error, with the file and the
+line. Markers written inside code (spans or fenced blocks) are documentation.
+
+A value's format is a Python format spec (``:.4f``, ``:,``, ``:.1%``) or one of
+``sci`` (two significant digits, ``7.1 × 10⁻¹⁵`` with a real superscript),
+``sci3`` (three) and ``vec`` (a vector as the scripts print it). Its name may be
+dotted to reach into a nested record (``measured.0.radius``).
 """
 
 import re
+import shlex
 from dataclasses import dataclass
+from typing import Optional, Tuple
 
-from .registry import GeneratorError
+from .chapter import PRODUCER_KINDS, GeneratorError
+from .tables import command
 
 START = re.compile(r"<!--\s*gen\b")  # anything that claims to be a marker
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[ \t]*$", re.M | re.S)  # fenced code
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)  # inline code
-MARKER = re.compile(r"<!--\s*gen\s+([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\s*-->")
+BODY = re.compile(r"<!--\s*gen\s+(.*?)\s*-->", re.S)
+NAME = r"[a-z][a-z0-9_]*"
+FIELD = r"[A-Za-z_][A-Za-z0-9_]*"  # a record's field: h_1, C_t, W_xz
+SCRIPT = r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.py"
+RUN_MARKERS = {
+    "table": re.compile(rf"table\s+(?P<name>{NAME})\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
+    "value": re.compile(rf"value\s+(?P<name>{FIELD}(?:\.(?:{FIELD}|[0-9]+))*)(?::(?P<fmt>[^\s]+))?"
+                        rf"\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
+    "output": re.compile(rf"output\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
+}
+PRODUCER_MARKER = re.compile(rf"(?P<kind>{'|'.join(PRODUCER_KINDS)})\s+(?P<name>{NAME})$")
+PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_KINDS}
+EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
+            "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
+            "<!-- gen output from SCRIPT.py [FLAGS] -->, or "
+            "<!-- gen figure|diagram|block|inline NAME -->")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Marker:
+    page: str  # docs-relative path of the page
     line: int  # 1-based
     text: str  # the marker as written
-    module: str
-    producer: str
-    alone: bool  # the only thing on its line: a block marker
+    kind: str  # table, value, output, figure, diagram, block, inline
+    name: str  # the table, value or producer; "" for output
+    fmt: Optional[str]  # a value's format
+    script: Optional[str]  # the script whose run it shows
+    argv: Tuple[str, ...]  # the run's flags
+    alone: bool  # the only thing on its line
     start: int  # offsets in the page text
     end: int
+
+    @property
+    def where(self):
+        return f"docs/{self.page}:{self.line}"
+
+    @property
+    def key(self):
+        """What the marker asks for, independent of where it stands."""
+        if self.script is None:
+            return f"{self.kind} {self.name}"
+        fmt = f":{self.fmt}" if self.fmt else ""
+        return f"{self.kind} {self.name}{fmt} from {command(self.script, self.argv)}"
 
 
 def _mask_code(text):
@@ -40,62 +86,84 @@ def _mask_code(text):
     return CODE_SPAN.sub(blank, FENCE.sub(blank, text))
 
 
-def find_markers(text, path):
-    """Every marker in a page; raises GeneratorError on a malformed one."""
+def parse(page, text):
+    """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed."""
     markers = []
     for m in START.finditer(_mask_code(text)):
         line = text.count("\n", 0, m.start()) + 1
-        full = MARKER.match(text, m.start())
-        if not full:
-            close = text.find("-->", m.start())
-            shown = text[m.start(): close + 3 if close != -1 else m.start() + 40]
-            shown = shown.splitlines()[0] if shown else shown
-            raise GeneratorError(
-                f"{path}:{line}: malformed marker {shown!r}; "
-                "expected <!-- gen MODULE.PRODUCER -->")
+        full = BODY.match(text, m.start())
+        body = " ".join(full.group(1).split()) if full else ""
+        kind = body.split(" ", 1)[0]
+        fields = None
+        if kind in RUN_MARKERS:
+            fields = RUN_MARKERS[kind].match(body)
+        elif kind in PRODUCER_KINDS:
+            fields = PRODUCER_MARKER.match(body)
+        if not full or not fields:
+            shown = text[m.start(): full.end() if full else m.start() + 60].splitlines()[0]
+            raise GeneratorError(f"docs/{page}:{line}: malformed marker {shown!r}; "
+                                 f"expected {EXPECTED}")
+        script, argv = None, ()
+        if kind in RUN_MARKERS:
+            try:
+                script, *rest = shlex.split(fields.group("run"))
+            except ValueError as exc:
+                raise GeneratorError(f"docs/{page}:{line}: malformed marker "
+                                     f"{full.group(0)!r}: {exc}") from None
+            argv = tuple(rest)
+        groups = fields.groupdict()
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", full.end())
         line_end = len(text) if line_end == -1 else line_end
         alone = text[line_start:m.start()].strip() == "" and text[full.end():line_end].strip() == ""
-        markers.append(Marker(line, full.group(0), full.group(1), full.group(2), alone,
-                              full.start(), full.end()))
+        markers.append(Marker(page, line, full.group(0), kind, groups.get("name") or "",
+                              groups.get("fmt"), script, argv, alone, full.start(), full.end()))
+    for mk in markers:
+        placement = PLACEMENT[mk.kind]
+        if placement == "block" and not mk.alone:
+            raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
+                                 "put it on a line of its own")
+        if placement == "inline" and mk.alone:
+            raise GeneratorError(f"{mk.where}: marker {mk.text} makes inline text; "
+                                 "put it inside a sentence")
     return markers
 
 
-def check_markers(markers, path, page):
-    """Every marker names this page's module and one of its producers, of the right kind;
-    every producer is used. ``page`` is the Page fed by this file, or None."""
+def check(markers, chapter, scripts):
+    """Every marker names a script the site has, and a producer of this page's chapter;
+    every producer of the chapter is used. `chapter` is the Chapter whose page this is,
+    or None; `scripts` the served scripts' names."""
     for mk in markers:
-        if page is None or mk.module != page.module:
-            owner = f"it is fed by generator/{page.module}.py" if page else \
-                "no generator module feeds this page"
-            raise GeneratorError(f"{path}:{mk.line}: unknown marker {mk.text}: {owner}")
-        producer = page.producers.get(mk.producer)
-        if producer is None:
-            raise GeneratorError(
-                f"{path}:{mk.line}: unknown marker {mk.text}: generator/{page.module}.py "
-                f"has no producer {mk.producer!r} (it has: {', '.join(sorted(page.producers))})")
-        if producer.kind == "block" and not mk.alone:
-            raise GeneratorError(
-                f"{path}:{mk.line}: marker {mk.text} makes a block; put it on a line of its own")
-        if producer.kind == "inline" and mk.alone:
-            raise GeneratorError(
-                f"{path}:{mk.line}: marker {mk.text} makes inline text; put it inside a sentence")
-    if page is not None:
-        used = {mk.producer for mk in markers}
-        unused = [name for name in page.producers if name not in used]
+        if mk.script is not None and mk.script not in scripts:
+            raise GeneratorError(f"{mk.where}: unknown script in {mk.text}: docs/code/ has "
+                                 f"{', '.join(sorted(scripts))}")
+        if mk.script is None:
+            if chapter is None:
+                raise GeneratorError(f"{mk.where}: unknown marker {mk.text}: no chapter module "
+                                     "draws for this page (only table, value and output "
+                                     "markers work here)")
+            producer = chapter.producers.get(mk.name)
+            if producer is None or producer.kind != mk.kind:
+                have = ", ".join(f"{p.kind} {p.name}" for p in chapter.producers.values())
+                raise GeneratorError(
+                    f"{mk.where}: unknown marker {mk.text}: generator/chapters/"
+                    f"{chapter.module}.py has no {mk.kind} {mk.name!r} (it has: {have or 'none'})")
+    if chapter is not None:
+        used = {mk.name for mk in markers if mk.script is None}
+        unused = [p for p in chapter.producers.values() if p.name not in used]
         if unused:
             raise GeneratorError(
-                f"{path}: unused producer(s) of generator/{page.module}.py: "
-                + ", ".join(f"<!-- gen {page.module}.{name} -->" for name in unused))
+                f"docs/{chapter.page}: unused in the page: "
+                + ", ".join(f"<!-- gen {p.kind} {p.name} -->" for p in unused)
+                + f" (registered by generator/chapters/{chapter.module}.py)")
 
 
 def substitute(text, markers, fragments):
-    """The page with each marker replaced by its producer's output."""
+    """The page with each marker replaced by its fragment ({marker key: markdown})."""
     out, pos = [], 0
     for mk in markers:
         out.append(text[pos:mk.start])
-        out.append(fragments[mk.producer])
+        out.append(fragments[mk.key])
         pos = mk.end
     out.append(text[pos:])
     return "".join(out)

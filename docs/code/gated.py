@@ -2,37 +2,48 @@
 
 Companion script to chapter 13 ("LSTM and GRU"). Python 3.9+ and numpy.
 
-    python3 gated.py            every step below, in order
-    python3 gated.py --highway  step 1: the decay of RNN and LSTM gradients compared
-    python3 gated.py --bias     step 2: what the forget-gate bias does to the decay
-    python3 gated.py --step     step 3: one LSTM cell step with every gate, then a GRU step
-    python3 gated.py --params   step 4: LSTM against GRU against plain RNN, in parameters
-    python3 gated.py --measure  step 5: the gradient measured along a real LSTM's cell
+    python3 gated.py            every report below, in order
+    python3 gated.py --highway  the decay of RNN and LSTM gradients compared
+    python3 gated.py --bias     what the forget-gate bias does to the decay
+    python3 gated.py --step     one LSTM cell step with every gate, then a GRU step
+    python3 gated.py --params   LSTM against GRU against plain RNN, in parameters
+    python3 gated.py --measure  the gradient measured along a real LSTM's cell
 
-Every function named compute_* returns plain data and prints nothing; every
-format_* turns that data into the text the script prints (markdown tables,
-which read well in a terminal and render on the chapter page). The site that
-teaches this chapter imports this very file and calls the same functions.
+The file reads top to bottom: the settings, the model (every compute_*
+function returns a record of plain numbers and prints nothing), the tables
+(one format_* per table), then the reports each flag prints and the command
+line. The site that teaches this chapter runs these very reports.
 """
 
 import argparse
 import math
 import os
 import sys
+from dataclasses import dataclass
+from typing import List
 
 try:
     import numpy as np
 except ImportError:  # main() says how to install it; importing stays possible
     np = None
 
+# ---------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------
+
 # Step 1: the gradient highway
 HIGHWAY_DISTANCES = (1, 10, 47, 100, 500)
-HIGHWAY_COLUMNS = (("RNN, factor 0.5", 0.5), ("LSTM, f = 0.9", 0.9), ("LSTM, f = 0.99", 0.99))
+HIGHWAY_COLUMNS = (  # what multiplies the gradient per step
+    ("RNN, factor 0.5", 0.5),
+    ("LSTM, f = 0.9", 0.9),
+    ("LSTM, f = 0.99", 0.99),
+    ("LSTM of 1997: no forget gate", 1.0),  # the constant error carousel
+)
 
 # Step 2: the forget-gate bias
 BIASES = (0.0, 1.0, 2.0, 3.0, 5.0)  # candidate b_f
 BIAS_POWERS = (10, 47, 100)  # distances at which sigma(b_f)^k is shown
-BIAS_COMPARE = (2.0, 0.0, 47)  # sigma(2)^47 / sigma(0)^47
+BIAS_DISTANCE = 47  # the ratios sigma(b)^47 / sigma(0)^47 are printed for b = 1 and 2
 
 # Step 3: one LSTM step (2 units, input size 2; q = [h_prev, x_t])
 h_prev = (0.10, -0.20)  # h_{t-1}
@@ -42,7 +53,7 @@ W_f = ((0.3, -0.2, 0.5, 0.1), (0.1, 0.4, -0.3, 0.2))  # forget gate, acting on q
 W_i = ((-0.2, 0.3, 0.4, -0.1), (0.5, -0.1, 0.2, 0.3))  # input gate
 W_C = ((0.4, 0.1, -0.2, 0.5), (-0.3, 0.2, 0.6, -0.1))  # candidate cell
 W_o = ((0.2, 0.5, 0.1, -0.3), (0.4, -0.2, 0.3, 0.2))  # output gate
-b_f = (1.0, 1.0)  # forget bias, the initialisation step 2 argues for
+b_f = (1.0, 1.0)  # forget bias: 1, as step 2 recommends
 b_i = (0.0, 0.0)  # input bias
 b_o = (0.0, 0.0)  # output bias
 # The same step as a GRU reuses the numbers, without biases:
@@ -63,38 +74,6 @@ MEASURE_DISTANCE = 47
 MEASURE_SEED = 0
 
 
-# ---------------------------------------------------------------------------
-# Formatting helpers
-# ---------------------------------------------------------------------------
-
-def format_table(header, rows, align):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r'."""
-    cells = [list(header)] + [[str(c) for c in row] for row in rows]
-    widths = [max(3, *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join(
-        "-" * (w + 1) + ":" if a == "r" else "-" * (w + 2) for w, a in zip(widths, align)
-    ) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
-def vec(v):
-    """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
-    return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"
-
-
-def sci3(x):
-    return f"{x:.3e}"
-
-
-def count(n):
-    return f"{n:,}"
-
-
 def sigmoid(z):
     return 1 / (1 + np.exp(-z))
 
@@ -103,18 +82,18 @@ def sigmoid(z):
 # Step 1: the gradient highway
 # ---------------------------------------------------------------------------
 
+@dataclass
+class Highway:
+    distances: List[int]
+    columns: List[str]
+    factors: List[float]
+    values: List[List[float]]  # values[i][j] = factors[j] ** distances[i]
+
+
 def compute_highway(distances=HIGHWAY_DISTANCES, columns=HIGHWAY_COLUMNS):
-    """factor ** distance: the RNN's uncontrolled factor against two forget gates."""
-    return {"distances": list(distances), "columns": [name for name, _ in columns],
-            "factors": [f for _, f in columns],
-            "values": [[f ** k for _, f in columns] for k in distances]}
-
-
-def format_highway_table(highway):
-    header = ("distance", *highway["columns"])
-    rows = [(k, *(sci3(v) for v in vals))
-            for k, vals in zip(highway["distances"], highway["values"])]
-    return format_table(header, rows, "r" * len(header))
+    """factor ** distance: a plain RNN's factor against forget gates, and against 1."""
+    return Highway(list(distances), [name for name, _ in columns], [f for _, f in columns],
+                   [[f ** k for _, f in columns] for k in distances])
 
 
 def first_distance_below(factor, threshold):
@@ -126,33 +105,54 @@ def first_distance_below(factor, threshold):
 # Step 2: the forget-gate bias
 # ---------------------------------------------------------------------------
 
+@dataclass
+class Bias:
+    b_f: float
+    f: float  # sigma(b_f), the forget gate at initialisation
+    powers: List[float]  # f ** k for k in BIAS_POWERS
+
+
 def compute_bias(biases=BIASES, powers=BIAS_POWERS):
     """For each b_f: sigma(b_f), the forget gate at initialisation, and its powers."""
     rows = []
     for b in biases:
         f = float(sigmoid(b))
-        rows.append({"b_f": b, "f": f, "powers": [f ** k for k in powers]})
+        rows.append(Bias(b, f, [f ** k for k in powers]))
     return rows
 
 
-def compute_bias_ratio(compare=BIAS_COMPARE):
-    """How much more signal survives k steps with b_f = b1 than with b_f = b0."""
-    b1, b0, k = compare
-    return float(sigmoid(b1) ** k / sigmoid(b0) ** k)
-
-
-def format_bias_table(rows, powers=BIAS_POWERS):
-    header = ("b_f", "f = sigma(b_f)", *(f"f^{k}" for k in powers))
-    body = [(f"{r['b_f']:.1f}", f"{r['f']:.4f}", *(sci3(p) for p in r["powers"])) for r in rows]
-    return format_table(header, body, "r" * len(header))
+def compute_bias_ratio(b, k=BIAS_DISTANCE):
+    """How much more signal survives k steps with b_f = b than with b_f = 0."""
+    return float(sigmoid(b) ** k / sigmoid(0.0) ** k)
 
 
 # ---------------------------------------------------------------------------
 # Step 3: one LSTM step and one GRU step, every gate shown
 # ---------------------------------------------------------------------------
 
+@dataclass
+class LSTMStep:
+    q: List[float]  # [h_{t-1}, x_t]
+    f: List[float]  # forget gate
+    i: List[float]  # input gate
+    C_tilde: List[float]  # candidate
+    o: List[float]  # output gate
+    kept: List[float]  # f * C_{t-1}
+    added: List[float]  # i * C~
+    C_t: List[float]
+    h_t: List[float]
+
+
+@dataclass
+class GRUStep:
+    z: List[float]  # update gate
+    r: List[float]  # reset gate
+    h_tilde: List[float]  # candidate
+    h_t: List[float]
+
+
 def compute_lstm_step():
-    """f, i, C~, o, C_t, h_t for the spec's two-unit cell."""
+    """f, i, C~, o, C_t, h_t for the two-unit cell of the settings."""
     hp, Cp, x = np.array(h_prev), np.array(C_prev), np.array(x_t)
     q = np.concatenate([hp, x])  # [h_{t-1}, x_t]
     f = sigmoid(np.array(W_f) @ q + np.array(b_f))  # forget gate: how much of C_{t-1} to keep
@@ -162,8 +162,7 @@ def compute_lstm_step():
     kept, added = f * Cp, i * C_tilde  # the two terms of the cell update
     C_t = kept + added  # new cell state, reached by addition
     h_t = o * np.tanh(C_t)  # new hidden state
-    return {"q": q, "f": f, "i": i, "C_tilde": C_tilde, "o": o,
-            "kept": kept, "added": added, "C_t": C_t, "h_t": h_t}
+    return LSTMStep(*(v.tolist() for v in (q, f, i, C_tilde, o, kept, added, C_t, h_t)))
 
 
 def compute_gru_step():
@@ -174,61 +173,28 @@ def compute_gru_step():
     r = sigmoid(np.array(W_r) @ q)  # reset gate: how much of h_{t-1} the candidate sees
     h_tilde = np.tanh(np.array(W_h) @ np.concatenate([r * hp, x]))  # candidate state
     h_t = (1 - z) * hp + z * h_tilde  # one gate splits old from new
-    return {"z": z, "r": r, "h_tilde": h_tilde, "h_t": h_t}
-
-
-def format_weights_table():
-    """Every number the step uses: the state, the input and each gate's matrix."""
-    def mat(m):
-        return "[" + ", ".join("[" + ", ".join(f"{x:+.1f}" for x in row) + "]" for row in m) + "]"
-
-    rows = [
-        ("h_{t-1}, previous hidden state", vec(h_prev)),
-        ("C_{t-1}, previous cell state", vec(C_prev)),
-        ("x_t, input", vec(x_t)),
-        ("W_f, forget (2 x 4, acting on q)", mat(W_f)),
-        ("W_i, input", mat(W_i)),
-        ("W_C, candidate", mat(W_C)),
-        ("W_o, output", mat(W_o)),
-        ("b_f; b_i and b_o", f"{vec(b_f)}; zero"),
-    ]
-    return format_table(("name", "value"), rows, "ll")
-
-
-def format_lstm_table(s):
-    rows = [
-        ("forget f", "sigma(W_f q + b_f)", vec(s["f"])),
-        ("input i", "sigma(W_i q + b_i)", vec(s["i"])),
-        ("candidate C~", "tanh(W_C q)", vec(s["C_tilde"])),
-        ("output o", "sigma(W_o q + b_o)", vec(s["o"])),
-        ("cell C_t", "f * C_{t-1} + i * C~", vec(s["C_t"])),
-        ("hidden h_t", "o * tanh(C_t)", vec(s["h_t"])),
-    ]
-    return format_table(("gate", "formula", "value"), rows, "lll")
-
-
-def format_cell_update_table(s):
-    rows = [
-        ("kept from the past", "f * C_{t-1}", vec(s["kept"])),
-        ("added now", "i * C~", vec(s["added"])),
-        ("new cell state", "C_t", vec(s["C_t"])),
-    ]
-    return format_table(("term", "formula", "value"), rows, "lll")
-
-
-def format_gru_table(s):
-    rows = [
-        ("update z", "sigma(W_z q)", vec(s["z"])),
-        ("reset r", "sigma(W_r q)", vec(s["r"])),
-        ("candidate h~", "tanh(W_h [r * h_{t-1}, x_t])", vec(s["h_tilde"])),
-        ("hidden h_t", "(1 - z) * h_{t-1} + z * h~", vec(s["h_t"])),
-    ]
-    return format_table(("gate", "formula", "value"), rows, "lll")
+    return GRUStep(z.tolist(), r.tolist(), h_tilde.tolist(), h_t.tolist())
 
 
 # ---------------------------------------------------------------------------
 # Step 4: what a gate costs
 # ---------------------------------------------------------------------------
+
+@dataclass
+class Cost:
+    model: str
+    gates: int  # gate blocks
+    params: int
+    ratio: float  # to the plain RNN
+    what: str
+
+
+@dataclass
+class BiasVectors:
+    model: str
+    one: int  # parameters with one bias vector per gate
+    two: int  # with two (PyTorch's b_ih and b_hh)
+
 
 def gate_block(d, H, biases_per_gate=1):
     """One gate reads [h_{t-1}, x_t] (length H + d) and makes H numbers."""
@@ -236,35 +202,32 @@ def gate_block(d, H, biases_per_gate=1):
 
 
 def compute_params(d=PARAM_INPUT, H=PARAM_HIDDEN, biases_per_gate=1):
-    """(model, gate blocks, parameters, ratio to the RNN, what the gates are)."""
-    rnn = gate_block(d, H, biases_per_gate)
-    return [(name, gates, gates * rnn, gates, what) for name, gates, what in MODELS]
+    """One Cost per model."""
+    block = gate_block(d, H, biases_per_gate)
+    return [Cost(name, gates, gates * block, float(gates), what) for name, gates, what in MODELS]
 
 
-def compute_bias_vector_counts(d=PARAM_INPUT, H=PARAM_HIDDEN):
-    """(model, parameters with one bias vector per gate, with two) for each model."""
+def compute_bias_vectors(d=PARAM_INPUT, H=PARAM_HIDDEN):
     one, two = compute_params(d, H, 1), compute_params(d, H, 2)
-    return [(a[0], a[2], b[2]) for a, b in zip(one, two)]
-
-
-def format_bias_vector_table(rows):
-    body = [(name, count(one), count(two), count(two - one)) for name, one, two in rows]
-    return format_table(("model", "one bias per gate", "two bias vectors (PyTorch)", "difference"),
-                        body, "lrrr")
-
-
-def format_params_table(rows):
-    body = [(name, gates, count(n), f"{ratio:.2f}x", what) for name, gates, n, ratio, what in rows]
-    return format_table(("model", "gate blocks", "parameters", "ratio to RNN", "what the gates are"),
-                        body, "lrrrl")
+    return [BiasVectors(a.model, a.params, b.params) for a, b in zip(one, two)]
 
 
 # ---------------------------------------------------------------------------
 # Step 5: the gradient measured along a real LSTM's cell
 # ---------------------------------------------------------------------------
 
+@dataclass
+class CellGradient:
+    b_f: float
+    sigma: float  # sigma(b_f)
+    path_median: List[float]  # product of forget gates f_1 .. f_t, median unit, t = 1..T
+    path_max: List[float]  # the same, best unit
+    full: List[float]  # ||dC_t/dC_0||, spectral norm of the whole Jacobian
+
+
 def make_measure_lstm(H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
-    """Random LSTM weights as PyTorch initialises them, U(-1/sqrt(H), 1/sqrt(H)), and inputs."""
+    """Random LSTM weights drawn as PyTorch draws them, uniform(-1/sqrt(H), 1/sqrt(H)),
+    and random inputs. Biases: zero, except the forget gate's b_f, set by the caller."""
     rng = np.random.default_rng(seed)
     k = 1 / np.sqrt(H)
     weights = {name: rng.uniform(-k, k, (H, H + d)) for name in ("W_f", "W_i", "W_C", "W_o")}
@@ -286,7 +249,7 @@ def lstm_run(weights, X, bias_f, h_0, C_0):
     return np.array(Cs), np.array(fs)
 
 
-def compute_measured_cell_gradient(bias_f, **kw):
+def compute_cell_gradient(bias_f, **kw):
     """dC_t/dC_0 for t = 1..T along the cell path alone and in full.
 
     cell path: the product of forget gates f_1 * ... * f_t, unit by unit, the
@@ -320,106 +283,301 @@ def compute_measured_cell_gradient(bias_f, **kw):
         path_median.append(float(np.median(path)))
         path_max.append(float(np.max(path)))
         full.append(float(np.linalg.norm(J_C, 2)))
-    return {"b_f": bias_f, "sigma": float(sigmoid(bias_f)), "path_median": path_median,
-            "path_max": path_max, "full": full}
+    return CellGradient(float(bias_f), float(sigmoid(bias_f)), path_median, path_max, full)
 
 
 def compute_measure(biases=MEASURE_BIASES, **kw):
-    return [compute_measured_cell_gradient(b, **kw) for b in biases]
+    return [compute_cell_gradient(b, **kw) for b in biases]
+
+
+# ---------------------------------------------------------------------------
+# The tables: one format_* per printed table
+# ---------------------------------------------------------------------------
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
+    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    mins = min_widths or [0] * len(header)
+    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
+
+    def line(row):
+        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
+                          for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
+
+
+def vec(v):
+    """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
+    return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"
+
+
+def sci3(x):
+    return f"{x:.3e}"
+
+
+def format_highway_table(highway):
+    header = ("distance", *highway.columns)
+    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(highway.distances, highway.values)]
+    return format_table(header, rows, "r" * len(header))
+
+
+def format_bias_table(rows, powers=BIAS_POWERS):
+    header = ("b_f", "f = sigma(b_f)", *(f"f^{k}" for k in powers))
+    body = [(f"{r.b_f:.1f}", f"{r.f:.4f}", *(sci3(p) for p in r.powers)) for r in rows]
+    return format_table(header, body, "r" * len(header))
+
+
+def format_weights_table():
+    """Every number the step uses: the state, the input and each gate's matrix."""
+    def mat(m):
+        return "[" + ", ".join("[" + ", ".join(f"{x:+.1f}" for x in row) + "]" for row in m) + "]"
+
+    rows = [
+        ("h_{t-1}, previous hidden state", vec(h_prev)),
+        ("C_{t-1}, previous cell state", vec(C_prev)),
+        ("x_t, input", vec(x_t)),
+        ("W_f, forget (2 x 4, acting on q)", mat(W_f)),
+        ("W_i, input", mat(W_i)),
+        ("W_C, candidate", mat(W_C)),
+        ("W_o, output", mat(W_o)),
+        ("b_f; b_i and b_o", f"{vec(b_f)}; zero"),
+    ]
+    return format_table(("name", "value"), rows, "ll")
+
+
+def format_lstm_table(s):
+    rows = [
+        ("forget f", "sigma(W_f q + b_f)", vec(s.f)),
+        ("input i", "sigma(W_i q + b_i)", vec(s.i)),
+        ("candidate C~", "tanh(W_C q)", vec(s.C_tilde)),
+        ("output o", "sigma(W_o q + b_o)", vec(s.o)),
+        ("cell C_t", "f * C_{t-1} + i * C~", vec(s.C_t)),
+        ("hidden h_t", "o * tanh(C_t)", vec(s.h_t)),
+    ]
+    return format_table(("gate", "formula", "value"), rows, "lll")
+
+
+def format_cell_update_table(s):
+    rows = [
+        ("kept from the past", "f * C_{t-1}", vec(s.kept)),
+        ("added now", "i * C~", vec(s.added)),
+        ("new cell state", "C_t", vec(s.C_t)),
+    ]
+    return format_table(("term", "formula", "value"), rows, "lll")
+
+
+def format_gru_table(s):
+    rows = [
+        ("update z", "sigma(W_z q)", vec(s.z)),
+        ("reset r", "sigma(W_r q)", vec(s.r)),
+        ("candidate h~", "tanh(W_h [r * h_{t-1}, x_t])", vec(s.h_tilde)),
+        ("hidden h_t", "(1 - z) * h_{t-1} + z * h~", vec(s.h_t)),
+    ]
+    return format_table(("gate", "formula", "value"), rows, "lll")
+
+
+def format_params_table(costs):
+    body = [(c.model, c.gates, f"{c.params:,}", f"{c.ratio:.2f}x", c.what) for c in costs]
+    return format_table(("model", "gate blocks", "parameters", "ratio to RNN", "what the gates are"),
+                        body, "lrrrl")
+
+
+def format_bias_vector_table(rows):
+    body = [(r.model, f"{r.one:,}", f"{r.two:,}", f"{r.two - r.one:,}") for r in rows]
+    return format_table(("model", "one bias per gate", "two bias vectors (PyTorch)", "difference"),
+                        body, "lrrr")
 
 
 def format_measure_table(measured, distance=MEASURE_DISTANCE):
     k = distance - 1
-    rows = [(f"{m['b_f']:.1f}", sci3(m["sigma"] ** distance), sci3(m["path_median"][k]),
-             sci3(m["path_max"][k]), sci3(m["full"][k])) for m in measured]
+    rows = [(f"{m.b_f:.1f}", sci3(m.sigma ** distance), sci3(m.path_median[k]),
+             sci3(m.path_max[k]), sci3(m.full[k])) for m in measured]
     header = ("b_f", f"sigma(b_f)^{distance}", "cell path, median unit",
               "cell path, best unit", f"full norm of dC_{distance}/dC_0")
     return format_table(header, rows, "rrrrr")
 
 
 # ---------------------------------------------------------------------------
-# The printed steps
+# The reports: what each flag prints, and the record of what it showed
 # ---------------------------------------------------------------------------
 
-def report_highway():
+class Printer:
+    """Where the reports print: paragraphs and tables with a blank line between them.
+    Each table is also kept by name in .tables, so the site can show it under the
+    command that printed it."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stdout
+        self.tables = {}
+        self.blocks = 0
+
+    def text(self, paragraph):
+        self._block(paragraph)
+
+    def table(self, name, table):
+        if name in self.tables:
+            raise ValueError(f"table {name!r} printed twice")
+        self.tables[name] = table
+        self._block(table)
+
+    def row(self, name, line):
+        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
+        self.tables[name] += "\n" + line
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def gap(self):
+        """An extra blank line: between two reports."""
+        self.stream.write("\n")
+
+    def _block(self, text):
+        if self.blocks:
+            self.stream.write("\n")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.blocks += 1
+
+
+@dataclass
+class HighwayReport:
+    highway: Highway
+    survive_500: float  # 0.99 ** 500
+    gone_by: int  # first distance at which 0.5 ** k < 1e-14
+
+
+@dataclass
+class BiasReport:
+    rows: List[Bias]
+    powers: List[int]
+    distance: int  # 47
+    sigma_1: float  # sigma(1), the recommended start
+    sigma_2: float  # sigma(2)
+    ratio_1: float  # sigma(1)^47 / sigma(0)^47
+    ratio_2: float  # sigma(2)^47 / sigma(0)^47
+
+
+@dataclass
+class StepReport:
+    h_prev: List[float]
+    C_prev: List[float]
+    x_t: List[float]
+    b_f: List[float]
+    lstm: LSTMStep
+    gru: GRUStep
+
+
+@dataclass
+class ParamsReport:
+    d: int
+    H: int
+    costs: List[Cost]
+    rnn: int  # parameters of each model's recurrent layer
+    gru: int
+    lstm: int
+    gru_share: float  # gru / lstm
+    bias_vectors: List[BiasVectors]
+
+
+@dataclass
+class MeasureReport:
+    hidden: int
+    inputs: int
+    steps: int
+    seed: int
+    distance: int
+    measured: List[CellGradient]
+    top_b_f: float  # the largest bias measured, and after T steps at that bias:
+    top_full: float  # the full Jacobian's norm
+    top_path_best: float  # the best unit's cell path
+
+
+def report_highway(args, out):
     highway = compute_highway()
-    survive = highway["values"][-1][-1]
+    survive = 0.99 ** highway.distances[-1]
     gone_by = first_distance_below(0.5, 1e-14)
-    return "\n\n".join([
-        "Step 1: the gradient highway",
-        "Plain RNN: every step multiplies the gradient by diag(tanh') U, a product\n"
-        "nobody controls. LSTM: along the cell state the only factor is the forget\n"
-        "gate, dE/dC_{t-1} = f_t * dE/dC_t, a number the network learns.",
-        format_highway_table(highway),
-        f"At f = 0.99, {sci3(survive)} of the gradient survives {highway['distances'][-1]} "
-        f"steps ({100 * survive:.2f}%);\n"
-        f"at 0.5 it is below 1e-14 from step {gone_by} on. The LSTM does not remove the\n"
-        "decay: it puts its rate under the network's control.",
-    ])
+    out.text("Step 1: the gradient highway")
+    out.text("Plain RNN: every step multiplies the gradient by diag(tanh'(a_t)) U. U is\n"
+             "learned, but keeping that product near 1 needs rho(U) near 1 and units that\n"
+             "never saturate. LSTM: along the cell state the only factor is the forget\n"
+             "gate, dE/dC_{t-1} = f_t * dE/dC_t: no matrix, no tanh'. The LSTM of 1997 had\n"
+             "no forget gate, so the factor was exactly 1: the constant error carousel.")
+    out.table("highway", format_highway_table(highway))
+    out.text(f"At f = 0.99, {sci3(survive)} of the gradient survives {highway.distances[-1]} "
+             f"steps ({100 * survive:.2f}%);\n"
+             f"at 0.5 it is below 1e-14 from step {gone_by} on. The forget gate trades the\n"
+             "carousel's perfect memory for a decay the network learns, input by input.")
+    return HighwayReport(highway, survive, gone_by)
 
 
-def report_bias():
-    b1, b0, k = BIAS_COMPARE
-    return "\n\n".join([
-        "Step 2: the forget-gate bias",
-        "At initialisation the weights are small, so f_t is roughly sigma(b_f).",
-        format_bias_table(compute_bias()),
-        f"b_f = 0 gives f = 0.50, the plain RNN's 0.5 decay. With b_f = {b1:g}, f starts at\n"
-        f"{float(sigmoid(b1)):.4f}, and after {k} steps the signal is larger by\n"
-        f"sigma({b1:g})^{k} / sigma({b0:g})^{k} = {sci3(compute_bias_ratio())}. "
-        "One scalar, not the architecture.\n"
-        "Gers, Schmidhuber and Cummins (2000) introduced the forget gate; Jozefowicz,\n"
-        "Zaremba and Sutskever (2015) recommend b_f = 1. Keras does it by default\n"
-        "(unit_forget_bias=True); PyTorch initialises every bias uniformly.",
-    ])
+def report_bias(args, out):
+    rows = compute_bias()
+    k = BIAS_DISTANCE
+    ratio_1, ratio_2 = compute_bias_ratio(1.0), compute_bias_ratio(2.0)
+    out.text("Step 2: the forget-gate bias")
+    out.text("At initialisation the weights are small, so f_t is roughly sigma(b_f).")
+    out.table("bias", format_bias_table(rows))
+    out.text(f"b_f = 0 starts the gate at 0.50: the cell halves its memory every step.\n"
+             f"b_f = 1 starts it at {float(sigmoid(1.0)):.4f}, and after {k} steps the signal "
+             f"is larger by\nsigma(1)^{k} / sigma(0)^{k} = {sci3(ratio_1)}; b_f = 2 "
+             f"({float(sigmoid(2.0)):.4f}) by {sci3(ratio_2)}.\n"
+             "Gers, Schmidhuber and Cummins (2000) introduced the forget gate; Jozefowicz,\n"
+             "Zaremba and Sutskever (2015) recommend b_f = 1. Keras does it by default\n"
+             "(unit_forget_bias=True); PyTorch initialises every bias uniformly.")
+    return BiasReport(rows, list(BIAS_POWERS), k, float(sigmoid(1.0)), float(sigmoid(2.0)),
+                      ratio_1, ratio_2)
 
 
-def report_step():
+def report_step(args, out):
     lstm, gru = compute_lstm_step(), compute_gru_step()
-    return "\n\n".join([
-        "Step 3: one LSTM step, every gate shown",
-        "Two units, input size 2; every gate reads q = [h_{t-1}, x_t], length 4.",
-        format_weights_table(),
-        format_lstm_table(lstm),
-        "The cell update, term by term:",
-        format_cell_update_table(lstm),
-        "The forget gate keeps most of the old memory, and C_t is reached by\n"
-        "addition, not by a matrix product: that is why the gradient survives.",
-        "The same step as a GRU (W_z, W_r, W_h reuse W_f, W_i, W_C; no biases):",
-        format_gru_table(gru),
-        "No separate cell state: one gate, z, splits old from new. This chapter\n"
-        "writes h_t = (1 - z) * h_{t-1} + z * h~; Cho et al. (2014), d2l and PyTorch\n"
-        "write z * h_{t-1} + (1 - z) * h~, the same model with z and 1 - z swapped.",
-    ])
+    out.text("Step 3: one LSTM step, every gate shown")
+    out.text("Two units, input size 2; every gate reads q = [h_{t-1}, x_t], length 4.")
+    out.table("weights", format_weights_table())
+    out.table("lstm", format_lstm_table(lstm))
+    out.text("The cell update, term by term:")
+    out.table("cell_update", format_cell_update_table(lstm))
+    out.text("The forget gate keeps most of the old memory, and C_t is reached by\n"
+             "addition, not by a matrix product: that is why the gradient survives.")
+    out.text("The same step as a GRU (W_z, W_r, W_h reuse W_f, W_i, W_C; no biases):")
+    out.table("gru", format_gru_table(gru))
+    out.text("No separate cell state: one gate, z, splits old from new. This chapter\n"
+             "writes h_t = (1 - z) * h_{t-1} + z * h~; Cho et al. (2014), d2l and PyTorch\n"
+             "write z * h_{t-1} + (1 - z) * h~, the same model with z and 1 - z swapped.")
+    return StepReport(list(h_prev), list(C_prev), list(x_t), list(b_f), lstm, gru)
 
 
-def report_params():
-    rows = compute_params()
-    gru, lstm = rows[1][2], rows[2][2]
-    return "\n\n".join([
-        f"Step 4: what a gate costs (input d = {PARAM_INPUT}, hidden H = {PARAM_HIDDEN})",
-        "Each gate block reads [h_{t-1}, x_t] and makes H numbers: H(H + d) + H parameters.",
-        format_params_table(rows),
-        f"A GRU is {100 * gru / lstm:.0f}% the size of an LSTM: {lstm - gru:,} parameters "
-        "fewer here.\nThese count the recurrent layer alone; frameworks that keep two bias\n"
-        "vectors per gate (PyTorch's b_ih and b_hh) count H more per gate:",
-        format_bias_vector_table(compute_bias_vector_counts()),
-    ])
+def report_params(args, out):
+    costs = compute_params()
+    rnn, gru, lstm = (c.params for c in costs)
+    out.text(f"Step 4: what a gate costs (input d = {PARAM_INPUT}, hidden H = {PARAM_HIDDEN})")
+    out.text("Each gate block reads [h_{t-1}, x_t] and makes H numbers: H(H + d) + H parameters.")
+    out.table("params", format_params_table(costs))
+    out.text(f"A GRU has {100 * gru / lstm:.0f}% of an LSTM's parameters: {lstm - gru:,} fewer "
+             "here.\nThese count the recurrent layer alone; frameworks that keep two bias\n"
+             "vectors per gate (PyTorch's b_ih and b_hh) count H more per gate:")
+    vectors = compute_bias_vectors()
+    out.table("bias_vectors", format_bias_vector_table(vectors))
+    return ParamsReport(PARAM_INPUT, PARAM_HIDDEN, costs, rnn, gru, lstm, gru / lstm, vectors)
 
 
-def report_measure():
+def report_measure(args, out):
     measured = compute_measure()
-    return "\n\n".join([
-        f"Step 5: the gradient measured along a real LSTM's cell (H = {MEASURE_HIDDEN}, "
-        f"d = {MEASURE_INPUT}, PyTorch-style random weights, seed {MEASURE_SEED})",
-        format_measure_table(measured),
-        "Along the cell path alone the median unit follows sigma(b_f)^t; units whose\n"
-        "gate sits higher keep far more. The full Jacobian also runs through h_t and\n"
-        "back into the gates, a second route the highway picture leaves out.",
-    ])
+    out.text(f"Step 5: the gradient measured along a real LSTM's cell (H = {MEASURE_HIDDEN}, "
+             f"d = {MEASURE_INPUT}, weights uniform(-1/sqrt(H), 1/sqrt(H)), biases zero but "
+             f"b_f, seed {MEASURE_SEED})")
+    out.table("measure", format_measure_table(measured))
+    out.text("Along the cell path alone the median unit follows sigma(b_f)^t; units whose\n"
+             "gate sits higher keep far more. The full Jacobian also runs through h_t and\n"
+             "back into the gates, a second route the highway picture leaves out.")
+    top = max(measured, key=lambda m: m.b_f)
+    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, MEASURE_SEED,
+                         MEASURE_DISTANCE, measured, top.b_f, top.full[-1], top.path_max[-1])
 
 
-REPORTS = {  # flag -> the step it prints, in the order of the chapter
+REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
     "highway": ("step 1: the decay of the gradient, RNN against LSTM", report_highway),
     "bias": ("step 2: what the forget-gate bias does to the decay", report_bias),
     "step": ("step 3: one LSTM cell step with every gate, then the same step as a GRU",
@@ -428,17 +586,33 @@ REPORTS = {  # flag -> the step it prints, in the order of the chapter
     "measure": ("step 5: dC_t/dC_0 measured along a real LSTM's cell for b_f = 0, 1, 2",
                 report_measure),
 }
+DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="gated.py",
         description="How the LSTM and the GRU let a gradient travel far, and what that "
-                    "costs. With no flag, print every step in order; several flags print "
-                    "those steps, in the order below.")
+                    "costs. With no flag, print every report in order; several flags print "
+                    "those reports, in the order below.")
     for flag, (help_text, _) in REPORTS.items():
         parser.add_argument(f"--{flag}", action="store_true", help=help_text)
     return parser.parse_args(argv)
+
+
+def run(args, out):
+    """Print the chosen reports to out (a Printer); return {flag: record}."""
+    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    records = {}
+    for n, flag in enumerate(chosen):
+        if n:
+            out.gap()
+        records[flag] = REPORTS[flag][1](args, out)
+    return records
 
 
 def main(argv=None):
@@ -446,9 +620,8 @@ def main(argv=None):
     if np is None:
         print("gated.py needs numpy: pip install numpy", file=sys.stderr)
         return 1
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(REPORTS)
     try:
-        print("\n\n\n".join(REPORTS[flag][1]() for flag in chosen), flush=True)
+        run(args, Printer())
     except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -2,22 +2,24 @@
 
 Companion script to chapter 12 ("The recurrent network"). Python 3.9+ and numpy.
 
-    python3 rnn.py            every step below, in order
-    python3 rnn.py --unroll   step 1: three steps of a tiny RNN, by hand
-    python3 rnn.py --params   step 2: parameters do not grow with the sequence
-    python3 rnn.py --vanish   step 3: why the memory fades (the 47-word example)
-    python3 rnn.py --clip     step 4: gradient clipping, before and after
-    python3 rnn.py --measure  step 5: the gradient measured through a real tanh RNN
+    python3 rnn.py            every report below, in order
+    python3 rnn.py --unroll   three steps of a tiny RNN, by hand
+    python3 rnn.py --params   the parameters do not grow with the sequence
+    python3 rnn.py --vanish   why the memory fades (the 47-word example)
+    python3 rnn.py --clip     gradient clipping, before and after
+    python3 rnn.py --measure  the gradient measured through a real tanh RNN
 
-Every function named compute_* returns plain data and prints nothing; every
-format_* turns that data into the text the script prints (markdown tables,
-which read well in a terminal and render on the chapter page). The site that
-teaches this chapter imports this very file and calls the same functions.
+The file reads top to bottom: the settings, the model (every compute_*
+function returns a record of plain numbers and prints nothing), the tables
+(one format_* per table), then the reports each flag prints and the command
+line. The site that teaches this chapter runs these very reports.
 """
 
 import argparse
 import os
 import sys
+from dataclasses import dataclass
+from typing import List
 
 try:
     import numpy as np
@@ -25,9 +27,10 @@ except ImportError:  # main() says how to install it; importing stays possible
     np = None
 
 # ---------------------------------------------------------------------------
-# Step 1: a model small enough to print whole
+# Settings
 # ---------------------------------------------------------------------------
 
+# Step 1: a model small enough to print whole
 VOCAB = ("the", "dog", "ran")  # word i of the vocabulary
 EMBEDDING = {  # E: one 2-vector per word
     "the": (0.50, -0.20),
@@ -68,54 +71,19 @@ MEASURE_SEED = 0
 
 
 # ---------------------------------------------------------------------------
-# Formatting helpers
-# ---------------------------------------------------------------------------
-
-def format_table(header, rows, align):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r'."""
-    cells = [list(header)] + [[str(c) for c in row] for row in rows]
-    widths = [max(3, *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join(
-        "-" * (w + 1) + ":" if a == "r" else "-" * (w + 2) for w, a in zip(widths, align)
-    ) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
-def vec(v):
-    """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
-    return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"
-
-
-def mat(m):
-    """A matrix row by row with two decimals: [[+0.60, -0.30], [+0.20, +0.50]]."""
-    return "[" + ", ".join("[" + ", ".join(f"{x:+.2f}" for x in row) + "]" for row in m) + "]"
-
-
-def vec2(v):
-    """A parameter vector with two decimals: (+0.05, -0.05)."""
-    return "(" + ", ".join(f"{x:+.2f}" for x in v) + ")"
-
-
-def sci3(x):
-    return f"{x:.3e}"
-
-
-def sci6(x):
-    return f"{x:.6e}"
-
-
-def count(n):
-    return f"{n:,}"
-
-
-# ---------------------------------------------------------------------------
 # Step 1: unrolling three steps by hand
 # ---------------------------------------------------------------------------
+
+@dataclass
+class Step:
+    t: int  # 1, 2, 3
+    word: str  # the word read at step t
+    x: List[float]  # x_t, its embedding
+    a: List[float]  # W x_t + U h_{t-1} + b_h, the pre-activation
+    h: List[float]  # h_t = tanh(a)
+    p: List[float]  # y_t = softmax(V h_t + b_y): P(next word), in VOCAB order
+    next: str  # the most likely next word
+
 
 def softmax(z):
     e = np.exp(z - z.max())  # shift for numerical safety; the result is unchanged
@@ -123,7 +91,7 @@ def softmax(z):
 
 
 def compute_unroll(sentence=SENTENCE):
-    """Run the tiny RNN over the sentence; one dict per step t = 1, 2, 3."""
+    """Run the tiny RNN over the sentence: one Step per word."""
     Wm, Um, Vm = np.array(W), np.array(U), np.array(V)
     bh, by = np.array(b_h), np.array(b_y)
     h = np.zeros(len(b_h))  # h_0
@@ -133,75 +101,69 @@ def compute_unroll(sentence=SENTENCE):
         a = Wm @ x + Um @ h + bh  # pre-activation W x_t + U h_{t-1} + b_h
         h = np.tanh(a)  # h_t: a summary of the whole prefix
         p = softmax(Vm @ h + by)  # y_t: a distribution over the next word
-        steps.append({"t": t, "word": word, "x": x, "a": a, "h": h, "p": p,
-                      "next": VOCAB[int(np.argmax(p))]})
+        steps.append(Step(t, word, x.tolist(), a.tolist(), h.tolist(), p.tolist(),
+                          VOCAB[int(np.argmax(p))]))
     return steps
-
-
-def format_model_table():
-    """The whole tiny model: every number the unrolled steps use."""
-    rows = [
-        ("E, embeddings (d = 2)", "; ".join(f"{w} {vec2(EMBEDDING[w])}" for w in VOCAB)),
-        ("W, input to hidden (2 x 2)", mat(W)),
-        ("U, hidden to hidden (2 x 2)", mat(U)),
-        ("b_h, hidden bias", vec2(b_h)),
-        ("V, hidden to vocabulary (3 x 2)", mat(V)),
-        ("b_y, output bias", vec2(b_y)),
-    ]
-    return format_table(("parameter", "value"), rows, "ll")
-
-
-def format_unroll_table(steps):
-    rows = [(s["t"], s["word"], vec(s["x"]), vec(s["a"]), vec(s["h"])) for s in steps]
-    return format_table(("t", "word", "x_t", "W x_t + U h_{t-1} + b_h", "h_t"), rows, "rlllll")
-
-
-def format_prediction_table(steps):
-    rows = [(s["t"], s["word"], *(f"{q:.4f}" for q in s["p"]), s["next"]) for s in steps]
-    header = ("t", "read", *(f"P({w})" for w in VOCAB), "most likely next")
-    return format_table(header, rows, "rl" + "r" * len(VOCAB) + "l")
 
 
 # ---------------------------------------------------------------------------
 # Step 2: the parameter count does not grow with the sequence
 # ---------------------------------------------------------------------------
 
+@dataclass
+class Block:
+    name: str
+    shape: str
+    count: int
+
+
+@dataclass
+class Window:
+    context: int  # words the feed-forward model reads
+    feed_forward: int  # its first layer: context x d x H weights
+    rnn: int  # the RNN's W and U: d x H + H x H, at any length
+
+
 def compute_params(vocab_size=VOCAB_SIZE, d=EMBED_DIM, H=HIDDEN):
-    """(name, shape, count) for each parameter block of the RNN language model."""
+    """The parameter blocks of the RNN language model; the last one is the total."""
     blocks = [
-        ("E, embeddings", f"vocabulary x d = {vocab_size:,} x {d}", vocab_size * d),
-        ("W, input to hidden", f"H x d = {H} x {d}", H * d),
-        ("U, hidden to hidden", f"H x H = {H} x {H}", H * H),
-        ("V, hidden to vocabulary", f"H x vocabulary = {H} x {vocab_size:,}", H * vocab_size),
-        ("b_h and b_y, biases", f"H + vocabulary = {H} + {vocab_size:,}", H + vocab_size),
+        Block("E, embeddings", f"vocabulary x d = {vocab_size:,} x {d}", vocab_size * d),
+        Block("W, input to hidden", f"H x d = {H} x {d}", H * d),
+        Block("U, hidden to hidden", f"H x H = {H} x {H}", H * H),
+        Block("V, hidden to vocabulary", f"vocabulary x H = {vocab_size:,} x {H}",
+              H * vocab_size),
+        Block("b_h and b_y, biases", f"H + vocabulary = {H} + {vocab_size:,}", H + vocab_size),
     ]
-    return blocks + [("total", "", sum(n for _, _, n in blocks))]
+    return blocks + [Block("total", "", sum(b.count for b in blocks))]
 
 
-def compute_window_params(contexts=CONTEXTS, d=EMBED_DIM, H=HIDDEN):
-    """(context, feed-forward hidden weights, RNN U weights) for each window size."""
-    return [(c, c * d * H, H * H) for c in contexts]
-
-
-def format_params_table(blocks):
-    return format_table(("parameter", "shape", "count"),
-                        [(name, shape, count(n)) for name, shape, n in blocks], "llr")
-
-
-def format_window_table(rows):
-    body = [(c, count(ff), count(u), f"{ff / u:g}x") for c, ff, u in rows]
-    return format_table(("context (words)", "feed-forward: context x d x H", "RNN: U is H x H",
-                         "feed-forward / RNN"), body, "rrrr")
+def compute_windows(contexts=CONTEXTS, d=EMBED_DIM, H=HIDDEN):
+    """Weights between the words read and the hidden layer, like for like: a
+    feed-forward window's first layer against the RNN's W and U together."""
+    return [Window(c, c * d * H, d * H + H * H) for c in contexts]
 
 
 # ---------------------------------------------------------------------------
 # Step 3: why the memory fades
 # ---------------------------------------------------------------------------
 
+@dataclass
+class Decay:
+    distances: List[int]
+    factors: List[float]
+    values: List[List[float]]  # values[i][j] = factors[j] ** distances[i]
+
+
+@dataclass
+class Example:
+    factor: float  # the per-step factor
+    survives: float  # factor ** EXAMPLE_DISTANCE
+    verdict: str
+
+
 def compute_decay(distances=DISTANCES, factors=FACTORS):
     """factor ** distance for every pair: what survives of a gradient."""
-    return {"distances": list(distances), "factors": list(factors),
-            "values": [[f ** k for f in factors] for k in distances]}
+    return Decay(list(distances), list(factors), [[f ** k for f in factors] for k in distances])
 
 
 def verdict(g):
@@ -214,28 +176,31 @@ def verdict(g):
 
 def compute_example(distance=EXAMPLE_DISTANCE, factors=EXAMPLE_FACTORS):
     """What reaches 'partner', 47 words back, at each per-step factor."""
-    return [(f, f ** distance, verdict(f ** distance)) for f in factors]
+    return [Example(f, f ** distance, verdict(f ** distance)) for f in factors]
 
 
 def compute_spectral_radius(matrix=U):
-    """The largest |eigenvalue|: below 1 the linearised product vanishes."""
+    """The largest |eigenvalue|: the long-run growth rate of the linearised product."""
     return float(np.max(np.abs(np.linalg.eigvals(np.array(matrix)))))
 
 
-def format_decay_table(decay):
-    header = ("distance", *(f"factor {f:g}" for f in decay["factors"]))
-    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(decay["distances"], decay["values"])]
-    return format_table(header, rows, "r" * len(header))
-
-
-def format_example_table(example, distance=EXAMPLE_DISTANCE):
-    rows = [(f"{f:g}", sci6(g), v) for f, g, v in example]
-    return format_table(("per-step factor", f"factor^{distance}", "verdict"), rows, "rrl")
+def compute_largest_singular_value(matrix=U):
+    """The largest singular value: the most one step of the linear product can stretch
+    a vector. Below 1 (and |tanh'| <= 1), the gradient must vanish."""
+    return float(np.linalg.norm(np.array(matrix), 2))
 
 
 # ---------------------------------------------------------------------------
 # Step 4: gradient clipping
 # ---------------------------------------------------------------------------
+
+@dataclass
+class Clipped:
+    step: int
+    before: float  # norm of the raw gradient
+    after: float  # norm after clipping
+    cosine: float  # between the raw and the clipped gradient
+
 
 def clip(g, threshold=CLIP_THRESHOLD):
     """Rescale g to length threshold if it is longer; never change its direction."""
@@ -244,27 +209,28 @@ def clip(g, threshold=CLIP_THRESHOLD):
 
 
 def compute_clipping(scales=CLIP_SCALES, threshold=CLIP_THRESHOLD, seed=CLIP_SEED):
-    """(step, norm before, norm after, cosine between them) for each raw gradient."""
+    """One Clipped per raw gradient: its norm before and after, and the cosine between."""
     rng = np.random.default_rng(seed)
     rows = []
     for step, scale in enumerate(scales, start=1):
         g = rng.normal(0, 1, size=6) * scale  # a raw gradient of this size
         g_clipped = clip(g, threshold)
         cosine = g @ g_clipped / (np.linalg.norm(g) * np.linalg.norm(g_clipped))
-        rows.append((step, float(np.linalg.norm(g)), float(np.linalg.norm(g_clipped)),
-                     float(cosine)))
+        rows.append(Clipped(step, float(np.linalg.norm(g)), float(np.linalg.norm(g_clipped)),
+                            float(cosine)))
     return rows
-
-
-def format_clipping_table(rows):
-    body = [(s, f"{b:.4f}", f"{a:.4f}", f"{c:.4f}") for s, b, a, c in rows]
-    return format_table(("step", "norm of g before", "norm of g after", "cosine(before, after)"),
-                        body, "rrrr")
 
 
 # ---------------------------------------------------------------------------
 # Step 5: the gradient measured through a real tanh RNN
 # ---------------------------------------------------------------------------
+
+@dataclass
+class Measured:
+    radius: float  # spectral radius rho of U
+    norms: List[float]  # ||dh_t/dh_0|| for t = 1 .. T (spectral norm)
+    mean_tanh_prime: float  # mean of tanh'(a) = 1 - h^2 over units and steps
+
 
 def make_measure_rnn(radius, H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS,
                      seed=MEASURE_SEED):
@@ -301,118 +267,316 @@ def compute_measured_jacobians(radius, **kw):
     for h in hs:
         J = (1 - h ** 2)[:, None] * (U_m @ J)  # diag(tanh'(.)) U times the product so far
         norms.append(float(np.linalg.norm(J, 2)))
-    return {"radius": radius, "norms": norms, "mean_tanh_prime": float(np.mean(1 - hs ** 2))}
+    return Measured(float(radius), norms, float(np.mean(1 - hs ** 2)))
 
 
 def compute_measure(radii=MEASURE_RADII, **kw):
     return [compute_measured_jacobians(r, **kw) for r in radii]
 
 
+# ---------------------------------------------------------------------------
+# The tables: one format_* per printed table
+# ---------------------------------------------------------------------------
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
+    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    mins = min_widths or [0] * len(header)
+    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
+
+    def line(row):
+        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
+                          for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
+
+
+def vec(v):
+    """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
+    return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"
+
+
+def mat(m):
+    """A matrix row by row with two decimals: [[+0.60, -0.30], [+0.20, +0.50]]."""
+    return "[" + ", ".join("[" + ", ".join(f"{x:+.2f}" for x in row) + "]" for row in m) + "]"
+
+
+def vec2(v):
+    """A parameter vector with two decimals: (+0.05, -0.05)."""
+    return "(" + ", ".join(f"{x:+.2f}" for x in v) + ")"
+
+
+def sci3(x):
+    return f"{x:.3e}"
+
+
+def format_model_table():
+    """The whole tiny model: every number the unrolled steps use."""
+    rows = [
+        ("E, embeddings (d = 2)", "; ".join(f"{w} {vec2(EMBEDDING[w])}" for w in VOCAB)),
+        ("W, input to hidden (2 x 2)", mat(W)),
+        ("U, hidden to hidden (2 x 2)", mat(U)),
+        ("b_h, hidden bias", vec2(b_h)),
+        ("V, hidden to vocabulary (3 x 2)", mat(V)),
+        ("b_y, output bias", vec2(b_y)),
+    ]
+    return format_table(("parameter", "value"), rows, "ll")
+
+
+def format_unroll_table(steps):
+    rows = [(s.t, s.word, vec(s.x), vec(s.a), vec(s.h)) for s in steps]
+    return format_table(("t", "word", "x_t", "W x_t + U h_{t-1} + b_h", "h_t"), rows, "rllll")
+
+
+def format_prediction_table(steps):
+    rows = [(s.t, s.word, *(f"{q:.4f}" for q in s.p), s.next) for s in steps]
+    header = ("t", "read", *(f"P({w})" for w in VOCAB), "most likely next")
+    return format_table(header, rows, "rl" + "r" * len(VOCAB) + "l")
+
+
+def format_params_table(blocks):
+    return format_table(("parameter", "shape", "count"),
+                        [(b.name, b.shape, f"{b.count:,}") for b in blocks], "llr")
+
+
+def format_window_table(windows):
+    body = [(w.context, f"{w.feed_forward:,}", f"{w.rnn:,}", f"{w.feed_forward / w.rnn:.2f}x")
+            for w in windows]
+    return format_table(("context (words)", "feed-forward: context x d x H",
+                         "RNN: W and U, d x H + H x H", "feed-forward / RNN"), body, "rrrr")
+
+
+def format_decay_table(decay):
+    header = ("distance", *(f"factor {f:g}" for f in decay.factors))
+    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(decay.distances, decay.values)]
+    return format_table(header, rows, "r" * len(header))
+
+
+def format_example_table(example, distance=EXAMPLE_DISTANCE):
+    rows = [(f"{e.factor:g}", f"{e.survives:.6e}", e.verdict) for e in example]
+    return format_table(("per-step factor", f"factor^{distance}", "verdict"), rows, "rrl")
+
+
+def format_clipping_table(rows):
+    body = [(r.step, f"{r.before:.4f}", f"{r.after:.4f}", f"{r.cosine:.4f}") for r in rows]
+    return format_table(("step", "norm of g before", "norm of g after", "cosine(before, after)"),
+                        body, "rrrr")
+
+
 def format_measure_table(measured, distance=EXAMPLE_DISTANCE):
     rows = []
     for m in measured:
-        T, r = len(m["norms"]), m["radius"]
-        per_step = m["norms"][-1] ** (1 / T)  # geometric mean of the per-step shrink
-        rows.append((f"{r:g}", sci3(r ** distance), sci3(m["norms"][distance - 1]),
-                     f"{m['mean_tanh_prime']:.4f}", f"{per_step:.4f}"))
+        T = len(m.norms)
+        per_step = m.norms[-1] ** (1 / T)  # geometric mean of the per-step shrink
+        rows.append((f"{m.radius:g}", sci3(m.radius ** distance), sci3(m.norms[distance - 1]),
+                     f"{m.mean_tanh_prime:.4f}", f"{per_step:.4f}"))
     return format_table(("spectral radius rho", f"rho^{distance}",
                          f"measured norm of dh_{distance}/dh_0", "mean tanh'",
                          f"measured factor per step (over {T})"), rows, "rrrrr")
 
 
 # ---------------------------------------------------------------------------
-# The printed steps
+# The reports: what each flag prints, and the record of what it showed
 # ---------------------------------------------------------------------------
 
-def report_unroll():
+class Printer:
+    """Where the reports print: paragraphs and tables with a blank line between them.
+    Each table is also kept by name in .tables, so the site can show it under the
+    command that printed it."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stdout
+        self.tables = {}
+        self.blocks = 0
+
+    def text(self, paragraph):
+        self._block(paragraph)
+
+    def table(self, name, table):
+        if name in self.tables:
+            raise ValueError(f"table {name!r} printed twice")
+        self.tables[name] = table
+        self._block(table)
+
+    def row(self, name, line):
+        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
+        self.tables[name] += "\n" + line
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def gap(self):
+        """An extra blank line: between two reports."""
+        self.stream.write("\n")
+
+    def _block(self, text):
+        if self.blocks:
+            self.stream.write("\n")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.blocks += 1
+
+
+@dataclass
+class UnrollReport:
+    steps: List[Step]
+    h_1: List[float]  # h_1 = tanh(W x_1 + b_h)
+    a_1: List[float]  # its pre-activation, W x_1 + b_h (h_0 = 0)
+
+
+@dataclass
+class ParamsReport:
+    vocab_size: int
+    embed_dim: int
+    hidden: int
+    blocks: List[Block]
+    total: int
+    windows: List[Window]
+
+
+@dataclass
+class VanishReport:
+    decay: Decay
+    example: List[Example]
+    distance: int  # the example's 47 words
+    factor_05: float  # 0.5 ** 47
+    factor_12: float  # 1.2 ** 47
+    spectral_radius: float  # of step 1's U
+    largest_singular_value: float  # of step 1's U
+
+
+@dataclass
+class ClipReport:
+    threshold: float
+    rows: List[Clipped]
+
+
+@dataclass
+class MeasureReport:
+    hidden: int
+    inputs: int
+    steps: int
+    seed: int
+    distance: int  # the column the table shows: 47
+    measured: List[Measured]
+    tanh_prime_low: float  # the smallest and largest mean tanh' over the radii
+    tanh_prime_high: float
+    top_radius: float  # the largest radius measured, and its norms after 1 and T steps
+    top_first: float
+    top_last: float
+
+
+def report_unroll(args, out):
     steps = compute_unroll()
-    return "\n\n".join([
-        "Step 1: unrolling three steps by hand",
-        f"Vocabulary {', '.join(VOCAB)}; the sentence \"{' '.join(SENTENCE)}\".",
-        format_model_table(),
-        "h_t = tanh(W x_t + U h_{t-1} + b_h), h_0 = 0; the same W, U, V at every step.",
-        format_unroll_table(steps),
-        "y_t = softmax(V h_t + b_y): one distribution over the next word per step.",
-        format_prediction_table(steps),
-        "h_t summarises the whole prefix, not a window. The weights are arbitrary,\n"
-        "so these predictions mean nothing yet: training would set them.",
-    ])
+    out.text("Step 1: unrolling three steps by hand")
+    out.text(f"Vocabulary {', '.join(VOCAB)}; the sentence \"{' '.join(SENTENCE)}\".")
+    out.table("model", format_model_table())
+    out.text("h_t = tanh(W x_t + U h_{t-1} + b_h), h_0 = 0; the same W, U, V at every step.")
+    out.table("unroll", format_unroll_table(steps))
+    out.text("y_t = softmax(V h_t + b_y): one distribution over the next word per step.")
+    out.table("prediction", format_prediction_table(steps))
+    out.text("h_t summarises the whole prefix, not a window. The weights are arbitrary,\n"
+             "so these predictions mean nothing yet: training would set them.")
+    return UnrollReport(steps, steps[0].h, steps[0].a)
 
 
-def report_params():
-    return "\n\n".join([
-        f"Step 2: the parameter count does not grow with the sequence "
-        f"(|V| = {VOCAB_SIZE:,}, d = {EMBED_DIM}, H = {HIDDEN})",
-        format_params_table(compute_params()),
-        "A feed-forward model that reads a fixed window needs context x d x H hidden\n"
-        "weights; the RNN's U is H x H whatever the length of the sequence.",
-        format_window_table(compute_window_params()),
-    ])
+def report_params(args, out):
+    blocks, windows = compute_params(), compute_windows()
+    out.text(f"Step 2: the parameter count does not grow with the sequence "
+             f"(|V| = {VOCAB_SIZE:,}, d = {EMBED_DIM}, H = {HIDDEN})")
+    out.table("params", format_params_table(blocks))
+    out.text("Between the words read and the hidden layer, a feed-forward model that\n"
+             "reads a fixed window needs context x d x H weights; the RNN needs W and U,\n"
+             "d x H + H x H, whatever the length of the sequence.")
+    out.table("windows", format_window_table(windows))
+    return ParamsReport(VOCAB_SIZE, EMBED_DIM, HIDDEN, blocks, blocks[-1].count, windows)
 
 
-def report_vanish():
-    rho = compute_spectral_radius()
-    return "\n\n".join([
-        "Step 3: why the memory fades",
-        "Backpropagation through time multiplies one Jacobian per step,\n"
-        "diag(tanh'(.)) U, so what survives behaves like factor^distance.",
-        format_decay_table(compute_decay()),
-        "Below 1 it vanishes, above 1 it explodes, exactly 1 survives and nothing\n"
-        "holds it there. The threshold is the spectral radius of U: all |lambda| < 1\n"
-        "vanishes, any |lambda| > 1 explodes (for the linearised product).\n"
-        f"The U of step 1 has spectral radius {rho:.4f}.",
-        f"{EXAMPLE}\nThe answer, \"partner\", is {EXAMPLE_DISTANCE} words back.",
-        format_example_table(compute_example()),
-        "The forward pass carries the information fine; it is the backward pass\n"
-        "that cannot deliver the blame.",
-    ])
+def report_vanish(args, out):
+    decay, example = compute_decay(), compute_example()
+    rho, s_max = compute_spectral_radius(), compute_largest_singular_value()
+    out.text("Step 3: why the memory fades")
+    out.text("Backpropagation through time multiplies one Jacobian per step,\n"
+             "diag(tanh'(a_j)) U, so what survives behaves like factor^distance.")
+    out.table("decay", format_decay_table(decay))
+    out.text("Below 1 it vanishes, above 1 it explodes. For the linearised product the\n"
+             "long-run rate is the spectral radius of U; a largest singular value below 1\n"
+             "is enough for vanishing whatever the inputs, because |tanh'| <= 1.\n"
+             f"The U of step 1: spectral radius {rho:.4f}, largest singular value {s_max:.4f}.")
+    out.text(f"{EXAMPLE}\nThe answer, \"partner\", is {EXAMPLE_DISTANCE} words back.")
+    out.table("example", format_example_table(example))
+    out.text("The forward pass carries the information fine; it is the backward pass\n"
+             "that cannot deliver the blame.")
+    return VanishReport(decay, example, EXAMPLE_DISTANCE, 0.5 ** EXAMPLE_DISTANCE,
+                        1.2 ** EXAMPLE_DISTANCE, rho, s_max)
 
 
-def report_clip():
-    return "\n\n".join([
-        f"Step 4: gradient clipping at norm {CLIP_THRESHOLD:g} "
-        f"(numpy.random.default_rng({CLIP_SEED}), six-dimensional gradients)",
-        format_clipping_table(compute_clipping()),
-        "The cosine is 1 every time: clipping changes the length of the step, never\n"
-        "its direction. It stops explosions and does nothing for vanishing.",
-    ])
+def report_clip(args, out):
+    rows = compute_clipping()
+    out.text(f"Step 4: gradient clipping at norm {CLIP_THRESHOLD:g} "
+             f"(numpy.random.default_rng({CLIP_SEED}), six-dimensional gradients)")
+    out.table("clipping", format_clipping_table(rows))
+    out.text("The cosine is 1 every time: clipping changes the length of the step, never\n"
+             "its direction. It stops explosions and does nothing for vanishing.")
+    return ClipReport(CLIP_THRESHOLD, rows)
 
 
-def report_measure():
+def report_measure(args, out):
     measured = compute_measure()
-    faded = [f"{m['radius']:g}" for m in measured if m["norms"][-1] < 1]
-    return "\n\n".join([
-        f"Step 5: the gradient measured through a real tanh RNN "
-        f"(H = {MEASURE_HIDDEN}, d = {MEASURE_INPUT}, random U rescaled to each "
-        f"spectral radius, seed {MEASURE_SEED})",
-        format_measure_table(measured),
-        "The linearised theory predicts rho^t. The measurement shrinks faster:\n"
-        "each step also multiplies by tanh', which is below 1 wherever a unit is\n"
-        "not at zero, so the real per-step factor sits below rho.\n"
-        f"After {MEASURE_STEPS} steps the gradient is below 1 for rho = "
-        f"{', '.join(faded) or 'none'}.",
-    ])
+    faded = [f"{m.radius:g}" for m in measured if m.norms[-1] < 1]
+    out.text(f"Step 5: the gradient measured through a real tanh RNN "
+             f"(H = {MEASURE_HIDDEN}, d = {MEASURE_INPUT}, random U rescaled to each "
+             f"spectral radius, seed {MEASURE_SEED})")
+    out.table("measure", format_measure_table(measured))
+    out.text("The linearised theory predicts rho^t. The measurement shrinks faster:\n"
+             "each step also multiplies by tanh', which is below 1 wherever a unit is\n"
+             "not at zero, so the real per-step factor sits below rho.\n"
+             f"After {MEASURE_STEPS} steps the gradient is below 1 for rho = "
+             f"{', '.join(faded) or 'none'}.")
+    tanh_primes = [m.mean_tanh_prime for m in measured]
+    top = max(measured, key=lambda m: m.radius)
+    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, MEASURE_SEED,
+                         EXAMPLE_DISTANCE, measured, min(tanh_primes), max(tanh_primes),
+                         top.radius, top.norms[0], top.norms[-1])
 
 
-REPORTS = {  # flag -> the step it prints, in the order of the chapter
-    "unroll": ("step 1: unroll three steps of a tiny RNN by hand (Tables A and B)", report_unroll),
+REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
+    "unroll": ("step 1: three steps of a tiny RNN unrolled by hand", report_unroll),
     "params": ("step 2: the RNN's parameters against a feed-forward window", report_params),
     "vanish": ("step 3: the decay table and the 47-word example", report_vanish),
     "clip": ("step 4: gradient clipping, before and after", report_clip),
     "measure": ("step 5: the norm of dh_t/dh_0 measured through a real tanh RNN",
                 report_measure),
 }
+DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="rnn.py",
         description="What unrolling does to a recurrent network's parameter count and "
-                    "to its gradient. With no flag, print every step in order; several "
-                    "flags print those steps, in the order below.")
+                    "to its gradient. With no flag, print every report in order; several "
+                    "flags print those reports, in the order below.")
     for flag, (help_text, _) in REPORTS.items():
         parser.add_argument(f"--{flag}", action="store_true", help=help_text)
     return parser.parse_args(argv)
+
+
+def run(args, out):
+    """Print the chosen reports to out (a Printer); return {flag: record}."""
+    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    records = {}
+    for n, flag in enumerate(chosen):
+        if n:
+            out.gap()
+        records[flag] = REPORTS[flag][1](args, out)
+    return records
 
 
 def main(argv=None):
@@ -420,9 +584,8 @@ def main(argv=None):
     if np is None:
         print("rnn.py needs numpy: pip install numpy", file=sys.stderr)
         return 1
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(REPORTS)
     try:
-        print("\n\n\n".join(REPORTS[flag][1]() for flag in chosen), flush=True)
+        run(args, Printer())
     except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -1,0 +1,160 @@
+"""A script's companion page and its notebook, from one template.
+
+The code page (code/<stem>.md, generated, never in docs/) says what the script
+works through (the first line of its docstring), offers the script, its data,
+the notebook and an "Open in Colab" link, says how to run it, lists every
+report with what it shows and its output (the same runs the chapter shows),
+and ends with the script itself, line-numbered and folded.
+
+The notebook carries the script verbatim in a %%writefile cell, its data
+(compressed, checked by sha256), its one install step, and one cell per
+report whose output is that report's output from the same runs.
+"""
+
+import base64
+import hashlib
+import zlib
+
+from .chapter import CODE
+from .tables import console_block
+
+INSTALL = '''\
+# numpy is the only dependency. Colab already has it, so there this cell installs
+# nothing; anywhere else it installs numpy if it is missing.
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("numpy") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "numpy"])
+import numpy
+print("numpy", numpy.__version__)'''
+
+EMBED = '''\
+# {name}, embedded so that this notebook needs no network: zlib-compressed, base64.
+import base64, hashlib, zlib
+data = zlib.decompress(base64.b64decode(
+{chunks}
+))
+assert hashlib.sha256(data).hexdigest() == "{sha256}"
+open("{name}", "wb").write(data)
+print("wrote {name},", len(data), "bytes, sha256 checked")'''
+
+
+def report_commands(script_module, name):
+    """(argv, description) for every report, in order. The report that runs with no
+    flag, when it is the only default, is shown as the bare command."""
+    default = tuple(script_module.DEFAULT)
+    runs = []
+    for flag, (help_text, _) in script_module.REPORTS.items():
+        argv = () if default == (flag,) else (f"--{flag}",)
+        runs.append((argv, help_text[:1].upper() + help_text[1:] + "."))
+    return runs
+
+
+def colab_url(colab, notebook):
+    """Colab's address of the notebook as `make deploy` publishes it."""
+    return (f"https://colab.research.google.com/github/{colab['repository']}/blob/"
+            f"{colab['branch']}/{notebook}")
+
+
+def embed_cell_source(name, data):
+    """A code cell that writes `data` to `name`, checked by its sha256."""
+    packed = base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+    chunks = "\n".join(f'    "{packed[i:i + 96]}"' for i in range(0, len(packed), 96))
+    return EMBED.format(name=name, chunks=chunks, sha256=hashlib.sha256(data).hexdigest())
+
+
+def notebook(chapter, summary, runs, page_url, colab):
+    """The notebook's bytes: every report's cell carries that report's output."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    name = chapter.script
+    source = (CODE / name).read_text("utf-8")
+    cells = [
+        new_markdown_cell(
+            f"# {name}\n\n{summary}.\n\n"
+            "This notebook carries everything it needs: the script, its one install step and "
+            "every run, with the outputs they printed when the site was built. Choose "
+            "*Runtime > Run all* to run them again. Colab opens it read-only; *File > Save a "
+            "copy in Drive* keeps your changes.\n\n"
+            f"The chapter that explains the numbers: <{page_url}>. "
+            f"Open in Colab: <{colab_url(colab, chapter.notebook)}>."),
+        new_markdown_cell("## Install\n\nOnly numpy, which Colab already has."),
+        new_code_cell(INSTALL),
+        new_markdown_cell(f"## The script\n\n`{name}`, exactly as the site serves it: this "
+                          "cell writes it next to the notebook."),
+        new_code_cell(f"%%writefile {name}\n{source}"),
+    ]
+    for data_name in chapter.data:
+        cells.append(new_markdown_cell(f"`{data_name}`, the data the script reads."))
+        cells.append(new_code_cell(embed_cell_source(data_name, (CODE / data_name).read_bytes())))
+    cells.append(new_markdown_cell("## Every run"))
+    for count, (cmd, description, run) in enumerate(runs, start=1):
+        cells.append(new_markdown_cell(f"### `{cmd}`\n\n{description}"))
+        cell = new_code_cell(f"!{cmd}", execution_count=count)
+        cell.outputs = [new_output("stream", name="stdout", text=run.text)]
+        cells.append(cell)
+    nb = new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "colab": {"provenance": []},
+    })
+    for index, cell in enumerate(nb.cells):  # stable ids: same inputs, same bytes
+        cell["id"] = f"cell-{index:02d}"
+    nbformat.validate(nb)
+    return (nbformat.writes(nb) + "\n").encode("utf-8")
+
+
+def page(chapter, title, summary, runs, colab, default_all):
+    """The code page's markdown."""
+    name, stem = chapter.script, chapter.stem
+    source = (CODE / name).read_text("utf-8")
+    lines = source.count("\n") + (not source.endswith("\n"))
+    buttons = [f"[Download {name}]({name}){{ .md-button .md-button--primary download }}"]
+    buttons += [f"[Download {d}]({d}){{ .md-button download }}" for d in chapter.data]
+    buttons += [f"[Download {stem}.ipynb]({stem}.ipynb){{ .md-button download }}",
+                f"[Open in Colab]({colab_url(colab, chapter.notebook)}){{ .md-button }}"]
+    together = (f" Put {' and '.join([name, *chapter.data])} in one folder: the script reads "
+                "its data from next to itself." if chapter.data else "")
+    flags = ("With no flag it prints every report below, in order; with flags, those reports."
+             if default_all else
+             f"With no flag it runs `{runs[0][0]}` below; each flag runs another report.")
+    out = [
+        "---",
+        f"description: The companion page of {name}, the script behind {title}.",
+        "---",
+        "",
+        f"# {name}",
+        "",
+        f"{summary}. It prints every table and feeds every plot of "
+        f"[{title}](../{chapter.page}).",
+        "",
+        "\n".join(buttons),
+        "",
+        "## Run it",
+        "",
+        "On your machine, with Python 3.9 or newer and numpy (`pip install numpy`):"
+        + together,
+        "",
+        "```console",
+        f"$ python3 {name}",
+        "```",
+        "",
+        f"{flags} `python3 {name} --help` lists every flag. Without numpy the script says "
+        "so in one line and exits with status 1; an unknown flag is an error (status 2).",
+        "",
+        "In the browser: the notebook carries the script, its data, its one install step and "
+        "every run below with its output. Open it in Colab and choose *Runtime > Run all*; "
+        "Colab opens it read-only, and *File > Save a copy in Drive* keeps your changes.",
+        "",
+        "## Every run and what it prints",
+        "",
+        "The outputs below were printed by this very file when the site was built; lines "
+        "starting with `time:` are measurements and differ from machine to machine.",
+    ]
+    for cmd, description, run in runs:
+        out += ["", f"### `{cmd}`", "", description, "", console_block(run.text)]
+    body = "\n".join("    " + line if line else "" for line in
+                     f"```python linenums=\"1\"\n{source.rstrip()}\n```".splitlines())
+    out += ["", "## The script", "",
+            f'??? note "{name}, {lines} lines, exactly as served"', "", body, ""]
+    return "\n".join(out)

@@ -1,0 +1,176 @@
+"""One chapter's generated content, computed in a fresh process.
+
+    python -m generator.worker JOB.json OUT/
+
+The MkDocs hook (pipeline.py) starts a worker for each script whose generated
+content is not in the page cache. A fresh process imports the script, the
+chapter module and the helpers as they are on disk now, so nothing it shows
+can be stale. The worker runs the commands the pages name (from the run cache
+when nothing they depend on changed), renders every marker of every page that
+shows this script, the figures of its chapter, its code page and its
+notebook, writes the files into OUT/files/ and a result into OUT/result.json:
+the fragments, the files' hashes, and the hash of every file it read, which
+is what the page cache checks before reusing the result.
+"""
+
+import os
+
+# One BLAS thread, as a reader's `python3 gru.py` uses: at these matrix sizes threads
+# only cost time, and float32 sums differ in the last bits with the thread count.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from . import chapter as registry  # noqa: E402
+from . import codepage, runs  # noqa: E402
+from .cache import RunCache, sha256  # noqa: E402
+from .chapter import GENERATOR, ROOT, GeneratorError  # noqa: E402
+from .context import Context  # noqa: E402
+from .tables import command, command_table, console_block, format_value  # noqa: E402
+
+
+def log(message):
+    sys.stderr.write(message + "\n")  # one write: lines of parallel workers do not interleave
+    sys.stderr.flush()
+
+
+def compute(job, out):
+    """Every fragment and file the job asks for: ({marker key: markdown}, {path: bytes})."""
+    name = job["script"]
+    script = runs.load_script(name)
+    cache = RunCache()  # $RNN_EXPLAINER_CACHE, inherited from the build
+    chapter = registry.load(job["chapter"]) if job["chapter"] else None
+    data = tuple(job["data"])
+    memo = {}
+
+    def get_run(argv):
+        if argv not in memo:
+            memo[argv] = runs.run_command(script, name, argv, data, cache, log)
+        return memo[argv]
+
+    files = {}
+    ctx = Context(chapter, get_run, files) if chapter else None
+    fragments = {}
+    for m in job["markers"]:
+        where = f"docs/{m['page']}:{m['line']}"
+        if m["kind"] in ("table", "value", "output"):
+            try:
+                run = get_run(tuple(m["argv"]))
+            except GeneratorError as exc:
+                raise GeneratorError(f"{where}: {exc}") from None
+            fragments[m["key"]] = run_fragment(m, run, where)
+        else:
+            fragments[m["key"]] = producer_fragment(m, chapter, ctx, where)
+    if chapter:
+        code_page(job, chapter, script, get_run, files)
+    for rel, data_bytes in files.items():
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data_bytes)
+    return fragments, {rel: sha256(b) for rel, b in files.items()}
+
+
+def run_fragment(m, run, where):
+    if m["kind"] == "table":
+        if m["name"] not in run.tables:
+            raise GeneratorError(f"{where}: `{run.command}` prints no table {m['name']!r} "
+                                 f"(it prints: {', '.join(run.tables) or 'none'})")
+        return command_table(run.command, run.tables[m["name"]])
+    if m["kind"] == "output":
+        return console_block(run.text, prompt=run.command)
+    value = lookup(run, m["name"], where)
+    return format_value(value.plain() if isinstance(value, runs.Record) else value, m["fmt"],
+                        f"{where}: {m['name']}")
+
+
+def lookup(run, dotted, where):
+    """A value of a run's records by its dotted name. With one report the names are that
+    report's fields; with several, the first part names the report."""
+    flags = run.records.fields()
+    value = run.records[flags[0]] if len(flags) == 1 else run.records
+    for part in dotted.split("."):
+        if not isinstance(value, runs.Record):
+            raise GeneratorError(f"{where}: {dotted}: {part!r} is past the end of a value")
+        try:
+            value = value[int(part)] if part.isdigit() else getattr(value, part)
+        except GeneratorError as exc:
+            raise GeneratorError(f"{where}: {exc}") from None
+    return value
+
+
+def producer_fragment(m, chapter, ctx, where):
+    producer = chapter.producers[m["name"]]
+    ctx.producer = producer.name
+    try:
+        text = producer.func(ctx)
+    except GeneratorError as exc:
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name}: {exc}") \
+            from None
+    except ImportError as exc:
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} needs the "
+                             f"Python package {exc.name or exc}, which is not installed: make "
+                             "build installs the pinned requirements into .venv") from None
+    except Exception as exc:
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.kind} "
+                             f"{producer.name} failed: {runs.describe(exc)}") from None
+    if not isinstance(text, str) or not text.strip():
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} "
+                             "returned no text")
+    if m["kind"] == "inline" and "\n" in text:
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} is "
+                             "inline but returned several lines")
+    return text
+
+
+def code_page(job, chapter, script, get_run, files):
+    """The script's code page and notebook, from the same runs the chapter shows."""
+    name = chapter.script
+    listed = [(command(name, argv), description, get_run(argv))
+              for argv, description in codepage.report_commands(script, name)]
+    summary = runs.summary(script, name)
+    default_all = tuple(script.DEFAULT) == tuple(script.REPORTS)
+    files[chapter.code_page] = codepage.page(chapter, job["title"], summary, listed,
+                                             job["colab"], default_all).encode("utf-8")
+    files[chapter.notebook] = codepage.notebook(chapter, summary, listed, job["page_url"],
+                                                job["colab"])
+
+
+def dependencies(job):
+    """Every file this process read that decides its output, with its hash."""
+    deps = {"requirements.txt": (ROOT / "requirements.txt")}
+    deps[f"docs/code/{job['script']}"] = ROOT / "docs" / "code" / job["script"]
+    for d in job["data"]:
+        deps[f"docs/code/{d}"] = ROOT / "docs" / "code" / d
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and Path(path).resolve().is_relative_to(GENERATOR):
+            deps[Path(path).resolve().relative_to(ROOT).as_posix()] = Path(path)
+    return {rel: sha256(path.read_bytes()) for rel, path in sorted(deps.items())}
+
+
+def main(argv=None):
+    job_path, out = (argv or sys.argv[1:])[:2]
+    out = Path(out)
+    job = json.loads(Path(job_path).read_text("utf-8"))
+    started = time.perf_counter()
+    try:
+        fragments, files = compute(job, out / "files")
+        result = {"fragments": fragments, "files": files, "deps": dependencies(job),
+                  "seconds": round(time.perf_counter() - started, 3)}
+        status = 0
+    except GeneratorError as exc:
+        result, status = {"error": str(exc)}, 1
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the build says so
+        return 130
+    except Exception as exc:  # a bug in the generator itself: one line, with where
+        result, status = {"error": f"unexpected {runs.describe(exc)}"}, 1
+    (out / "result.json").write_text(json.dumps(result), "utf-8")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
