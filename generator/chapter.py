@@ -21,6 +21,7 @@ notebook of every script, the navigation's Code section, and the tests.
 
 import importlib
 import re
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Tuple
@@ -98,7 +99,14 @@ def module_names():
 def load(name):
     """Import generator/chapters/<name>.py and return its CHAPTER."""
     where = f"generator/chapters/{name}.py"
-    module = importlib.import_module(f"generator.chapters.{name}")
+    try:
+        module = importlib.import_module(f"generator.chapters.{name}")
+    except Exception as exc:
+        line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__))
+                     if f.filename.endswith(f"{name}.py")), None)
+        at = f":{line}" if line else ""
+        raise GeneratorError(f"{where}{at}: failed to import: {type(exc).__name__}: {exc}") \
+            from None
     chapter = getattr(module, "CHAPTER", None)
     if not isinstance(chapter, Chapter):
         raise GeneratorError(f"{where} declares no CHAPTER = Chapter(page, script)")

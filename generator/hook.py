@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # no __pycache__ in watched folders: it would trigger rebuilds
 
 _state = {"command": None, "pipeline": None, "lock": None}
 

@@ -59,6 +59,8 @@ class Pipeline:
             raise GeneratorError("mkdocs.yml: extra.colab.branch is not a setting: the Colab "
                                  "links name the branch `make deploy` publishes to, remote_branch")
         self.colab = {"repository": colab["repository"], "branch": config.remote_branch}
+        # the published address, which `mkdocs serve` replaces by its own in config.site_url
+        self.site_url = _configured_site_url(config)
         if config.nav is not None:
             config.nav = self._nav_with_code(config.nav)
         return config
@@ -156,7 +158,7 @@ class Pipeline:
                         "key": mk.key, "page": mk.page, "line": mk.line, "kind": mk.kind,
                         "name": mk.name, "fmt": mk.fmt, "argv": list(mk.argv)})
         title = re.search(r"^#\s+(.+?)\s*$", pages.get(ch.page, ""), re.M)
-        url = config.site_url or "/"
+        url = self.site_url or "/"
         page_url = url.rstrip("/") + "/" + (ch.page[:-3] + "/" if config.use_directory_urls
                                             else ch.page[:-3] + ".html")
         return {"script": ch.script, "data": list(ch.data), "chapter": ch.module,
@@ -194,6 +196,16 @@ class Pipeline:
         return marker_syntax.substitute(markdown, markers, fragments)
 
 
+def _configured_site_url(config):
+    import yaml
+
+    try:
+        with open(config.config_file_path, encoding="utf-8") as f:
+            return (yaml.safe_load(f) or {}).get("site_url") or ""
+    except (OSError, yaml.YAMLError, TypeError):
+        return config.site_url or ""
+
+
 def _run_workers(todo, cache, slots=None):
     """Compute the scripts' content in fresh processes, `slots` at a time, the one that
     took longest last time first; store each result in the page cache."""
@@ -207,7 +219,8 @@ def _run_workers(todo, cache, slots=None):
                 tmp = cache.new_folder(group)
                 (tmp / "job.json").write_text(json.dumps(job), "utf-8")
                 proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
-                                         str(tmp / "job.json"), str(tmp)], cwd=ROOT)
+                                         str(tmp / "job.json"), str(tmp)], cwd=ROOT,
+                                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
                 log(f"generator: computing {script}'s pages in a fresh process")
                 running.append((proc, script, group, job, tmp, time.perf_counter()))
             time.sleep(0.05)

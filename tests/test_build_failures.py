@@ -1,48 +1,29 @@
-"""Every way the build can fail: a clear message naming the cause, a non-zero exit,
-and the previous build/docs and site/ left exactly as they were.
+"""Every way the build can fail: a clear message naming the cause and the place, a
+non-zero exit, no traceback, and the previous site/ left exactly as it was.
 
-Each test builds a copy of the project (with the real build cache, so only what
+Each test builds a copy of the project (with the real page cache, so only what
 the test breaks is recomputed), breaks one thing, builds again and compares.
+Each row of the failure table in docs/building.md is one of these tests.
 """
 
-import hashlib
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
-from pathlib import Path
+import time
 
 import pytest
 
-from conftest import ROOT
-
-COPIED = ("docs", "generator", "mkdocs.yml", "requirements.txt")
-
-
-def tree_digest(folder):
-    """One hash over every file's path and bytes below folder."""
-    h = hashlib.sha256()
-    for path in sorted(Path(folder).rglob("*")):
-        if path.is_file():
-            h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
-
-
-def build(project, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project,
-                          capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env or {})})
+from conftest import ROOT  # noqa: F401
+from conftest import build, copy_project, edit, tree_digest
 
 
 @pytest.fixture(scope="module")
 def built_copy(tmp_path_factory):
     """A copy of the project, built once; each test gets a fresh copy of that."""
-    base = tmp_path_factory.mktemp("project")
-    for name in COPIED:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, base / name)
-    if (ROOT / "build" / "cache").is_dir():
-        shutil.copytree(ROOT / "build" / "cache", base / "build" / "cache")
+    base = copy_project(tmp_path_factory.mktemp("project"))
     result = build(base)
     assert result.returncode == 0, result.stderr
     return base
@@ -55,51 +36,73 @@ def project(built_copy, tmp_path):
     return copy
 
 
-def edit(path, old, new):
-    text = path.read_text("utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), "utf-8")
-
-
 def fails_cleanly(project, message, status=1, env=None):
-    """Build; expect failure with `message` in stderr and nothing changed."""
-    before = tree_digest(project / "site"), tree_digest(project / "build" / "docs")
+    """Build; expect failure with `message` in stderr and site/ unchanged."""
+    before = tree_digest(project / "site")
     result = build(project, env=env)
     assert result.returncode == status, result.stdout + result.stderr
     assert message in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr
-    after = tree_digest(project / "site"), tree_digest(project / "build" / "docs")
-    assert after == before, "a failed build changed site/ or build/docs"
-    leftovers = [p.name for p in (project / "build").iterdir() if p.name.endswith((".tmp", ".old"))]
-    assert leftovers == [] and not (project / "site.tmp").exists()
+    assert "Traceback" not in result.stderr, result.stderr
+    assert tree_digest(project / "site") == before, "a failed build changed site/"
+    leftovers = [p.name for p in project.iterdir() if p.name.startswith(".site.")]
+    assert leftovers == [], leftovers
     return result
 
 
 def test_malformed_marker(project):
-    edit(project / "docs" / "ch12-rnn.md", "<!-- gen ch12_rnn.decay_table -->",
-         "<!-- gen ch12_rnn decay_table -->")
-    fails_cleanly(project, "docs/ch12-rnn.md:")
+    edit(project / "docs" / "ch12-rnn.md", "<!-- gen table decay from rnn.py --vanish -->",
+         "<!-- gen table decay rnn.py --vanish -->")
+    result = fails_cleanly(project, "docs/ch12-rnn.md:")
+    assert "malformed marker '<!-- gen table decay rnn.py --vanish -->'" in result.stderr
+
+
+def test_unknown_table(project):
+    edit(project / "docs" / "ch13-gated.md", "<!-- gen table bias from gated.py --bias -->",
+         "<!-- gen table bais from gated.py --bias -->")
+    fails_cleanly(project, "docs/ch13-gated.md:")
     result = build(project)
-    assert "malformed marker '<!-- gen ch12_rnn decay_table -->'" in result.stderr
+    assert "`python3 gated.py --bias` prints no table 'bais' (it prints: bias)" in result.stderr
 
 
-def test_unknown_marker(project):
-    edit(project / "docs" / "ch13-gated.md", "<!-- gen ch13_gated.bias_table -->",
-         "<!-- gen ch13_gated.bias_tabel -->")
-    fails_cleanly(project, "unknown marker <!-- gen ch13_gated.bias_tabel -->")
+def test_unknown_report_names_the_valid_ones(project):
+    edit(project / "docs" / "ch12-rnn.md", "<!-- gen table decay from rnn.py --vanish -->",
+         "<!-- gen table decay from rnn.py --vanihs -->")
+    result = fails_cleanly(project, "docs/ch12-rnn.md:")
+    assert "`python3 rnn.py --vanihs` is not a command rnn.py accepts" in result.stderr
+    assert "--unroll, --params, --vanish, --clip, --measure" in result.stderr
 
 
-def test_unused_producer(project):
-    edit(project / "docs" / "ch12-rnn.md", "<!-- gen ch12_rnn.clip_plot -->", "")
-    fails_cleanly(project, "unused producer(s) of generator/ch12_rnn.py: "
-                           "<!-- gen ch12_rnn.clip_plot -->")
+def test_unknown_value(project):
+    edit(project / "docs" / "ch12-rnn.md",
+         "<!-- gen value spectral_radius:.4f from rnn.py --vanish -->",
+         "<!-- gen value spectral_radious:.4f from rnn.py --vanish -->")
+    result = fails_cleanly(project, "docs/ch12-rnn.md:")
+    assert "has no field 'spectral_radious' (it has: decay, example" in result.stderr
+
+
+def test_unknown_figure(project):
+    edit(project / "docs" / "ch13-gated.md", "<!-- gen figure bias -->",
+         "<!-- gen figure bais -->")
+    fails_cleanly(project, "unknown marker <!-- gen figure bais -->: "
+                           "generator/chapters/ch13_gated.py has no figure 'bais'")
+
+
+def test_unused_figure(project):
+    edit(project / "docs" / "ch12-rnn.md", "<!-- gen figure clip -->", "")
+    fails_cleanly(project, "docs/ch12-rnn.md: unused in the page: <!-- gen figure clip -->")
 
 
 def test_script_that_raises(project):
     edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
          '    raise ZeroDivisionError("broken on purpose")\n    """factor ** distance')
-    fails_cleanly(project, "generator/ch12_rnn.py: producer decay_table failed: "
-                           "ZeroDivisionError: broken on purpose")
+    fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` failed: "
+                           "ZeroDivisionError: broken on purpose (at docs/code/rnn.py:")
+
+
+def test_script_that_calls_sys_exit(project):
+    edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
+         '    sys.exit(3)\n    """factor ** distance')
+    fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` called sys.exit(3)")
 
 
 def test_script_that_does_not_import(project):
@@ -107,11 +110,25 @@ def test_script_that_does_not_import(project):
     fails_cleanly(project, "docs/code/gated.py: failed to import: SyntaxError")
 
 
+def test_script_without_a_docstring(project):
+    path = project / "docs" / "code" / "gated.py"
+    text = path.read_text("utf-8")
+    path.write_text(text[text.index('"""', 3) + 3:], "utf-8")
+    fails_cleanly(project, "docs/code/gated.py: has no docstring starting 'gated.py: '")
+
+
 def test_plot_that_fails(project):
-    edit(project / "generator" / "ch13_gated.py", "        ax.set_ylim(1e-30, 3)",
-         "        ax.set_ylim(1e-30, 3)\n        raise ValueError('no room for the legend')")
-    fails_cleanly(project, "generator/ch13_gated.py: producer highway_plot failed: "
-                           "ValueError: no room for the legend")
+    edit(project / "generator" / "chapters" / "ch13_gated.py", "        ax.set_ylim(1e-30, 30)",
+         "        ax.set_ylim(1e-30, 30)\n        raise ValueError('no room for the legend')")
+    fails_cleanly(project, "generator/chapters/ch13_gated.py: figure highway failed: "
+                           "ValueError: no room for the legend (at generator/chapters/ch13_gated.py:")
+
+
+def test_chapter_module_that_does_not_import(project):
+    edit(project / "generator" / "chapters" / "ch12_rnn.py", "CHAPTER = Chapter(",
+         "x = 1 / 0\nCHAPTER = Chapter(")
+    fails_cleanly(project, "generator/chapters/ch12_rnn.py:")
+    assert "failed to import: ZeroDivisionError" in build(project).stderr
 
 
 def test_missing_dependency(project, tmp_path):
@@ -119,16 +136,10 @@ def test_missing_dependency(project, tmp_path):
     (fake / "matplotlib").mkdir(parents=True)
     (fake / "matplotlib" / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
-    edit(project / "generator" / "ch12_rnn.py", '"""Chapter 12', '"""Chapter 12 (changed)')
+    edit(project / "generator" / "chapters" / "ch12_rnn.py", '"""Chapter 12',
+         '"""Chapter 12 (changed)')
     fails_cleanly(project, "needs the Python package matplotlib, which is not installed",
                   env={"PYTHONPATH": str(fake)})
-
-
-def test_interrupted_build(project):
-    edit(project / "generator" / "ch12_rnn.py", "    rows = _clipping(ctx)\n",
-         "    import os, signal\n    os.kill(os.getpid(), signal.SIGINT)\n"
-         "    rows = _clipping(ctx)\n")
-    fails_cleanly(project, "interrupted: build/docs and the site are as before", status=130)
 
 
 def test_broken_link_fails_the_strict_build(project):
@@ -141,6 +152,67 @@ def test_page_not_utf8(project):
     path = project / "docs" / "conventions.md"
     path.write_bytes(path.read_bytes() + b"\n\xff\xfe caf\xe9\n")
     fails_cleanly(project, "docs/conventions.md: not UTF-8")
+
+
+def test_file_name_not_utf8(project):
+    (project / "docs" / os.fsdecode(b"notes-\xff.md")).write_text("# Notes\n", "utf-8")
+    fails_cleanly(project, "docs/notes-\\xff.md: the file name is not UTF-8; rename it")
+
+
+def test_missing_corpus(project):
+    (project / "docs" / "code" / "timemachine.txt").unlink()
+    fails_cleanly(project, "names docs/code/timemachine.txt, which does not exist")
+
+
+def test_page_cache_that_is_not_a_directory(project):
+    shutil.rmtree(project / "build" / "cache")
+    (project / "build" / "cache").write_text("not a folder")
+    result = fails_cleanly(project, "the page cache")
+    assert "is not a directory" in result.stderr
+
+
+def test_run_cache_that_cannot_be_written(project, tmp_path):
+    if os.geteuid() == 0:  # root writes anywhere: make it a file instead of a folder
+        blocked = tmp_path / "run-cache"
+        blocked.write_text("a file")
+        message = "is not a directory"
+    else:
+        blocked = tmp_path / "run-cache"
+        blocked.mkdir()
+        blocked.chmod(0o500)
+        message = "cannot be written"
+    edit(project / "docs" / "code" / "rnn.py", "CLIP_THRESHOLD = 5.0", "CLIP_THRESHOLD = 4.5")
+    started = time.perf_counter()
+    result = fails_cleanly(project, "the run cache", env={"RNN_EXPLAINER_CACHE": str(blocked)})
+    assert message in result.stderr and "RNN_EXPLAINER_CACHE" in result.stderr
+    assert "computing" not in result.stderr  # said before the expensive work
+    assert time.perf_counter() - started < 30
+
+
+def test_interrupted_build(project):
+    """Ctrl-C while a worker computes: the usual line, no traceback, site/ unchanged."""
+    edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
+         '    import time; time.sleep(60)\n    """factor ** distance')
+    before = tree_digest(project / "site")
+    proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the worker runs
+        workers = subprocess.run(["pgrep", "-f", "generator.worker", "-s", str(proc.pid)],
+                                 capture_output=True, text=True).stdout.split()
+        if workers:
+            break
+        time.sleep(0.1)
+    assert workers, "no worker started"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "generator: interrupted: the site is as before" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert tree_digest(project / "site") == before
 
 
 def test_unknown_flag_of_the_generator(project):
@@ -157,14 +229,32 @@ def test_a_good_build_after_a_failure_replaces_the_site(project):
     assert "GRU conventions, compared" in html
 
 
-def test_missing_corpus(project):
-    (project / "docs" / "code" / "timemachine.txt").unlink()
-    fails_cleanly(project, "docs/code/timemachine.txt: cannot read: No such file or directory "
-                           "(generator/ch14_gru_lm.py needs it)")
+def test_editor_lock_and_dangling_symlink_in_docs_are_ignored(project):
+    (project / "docs" / ".#ch12-rnn.md").symlink_to("root@host.1234:1700000000")  # emacs
+    (project / "docs" / "old-page.md").symlink_to(project / "docs" / "deleted.md")
+    result = build(project)
+    assert result.returncode == 0, result.stderr
+    assert not (project / "site" / "old-page").exists()
 
 
-def test_corpus_that_is_not_utf8(project):
-    corpus = project / "docs" / "code" / "timemachine.txt"
-    corpus.write_bytes(corpus.read_bytes()[:5000] + b"\xff\xfe\x00 caf\xe9\n")
-    result = fails_cleanly(project, "docs/code/timemachine.txt: cannot read corpus")
-    assert "UTF-8" in result.stderr
+def test_serve_on_a_port_in_use_says_so_before_building(project):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "generator", "serve", "--port",
+                                 str(port)], cwd=project, capture_output=True, text=True,
+                                timeout=60)
+    assert result.returncode == 1
+    assert f"port {port} on 127.0.0.1 is in use" in result.stderr
+    assert "computing" not in result.stderr and "Building" not in result.stderr
+
+
+def test_failure_table_lists_every_test_here():
+    """docs/building.md's failure table has one row per test of this file."""
+    table = (ROOT / "docs" / "building.md").read_text("utf-8")
+    names = [n for n in globals() if n.startswith("test_") and n not in (
+        "test_failure_table_lists_every_test_here",
+        "test_a_good_build_after_a_failure_replaces_the_site")]
+    missing = [n for n in names if f"`{n[5:]}`" not in table]
+    assert not missing, f"docs/building.md's failure table does not list: {missing}"

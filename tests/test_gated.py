@@ -1,6 +1,8 @@
 """gated.py against the chapter 13 spec; expected values worked out here from the
-spec's definitions, never pasted from the script's output."""
+spec's definitions, never pasted from the script's output. The records' named
+values are the ones the page quotes, so each is checked too."""
 
+import io
 import math
 
 import numpy as np
@@ -9,6 +11,13 @@ import pytest
 from conftest import load_script, run_script
 
 gated = load_script("gated.py")
+
+
+def report(flag):
+    """(record, tables) of `python3 gated.py --<flag>`, run in-process."""
+    out = gated.Printer(io.StringIO())
+    records = gated.run(gated.parse_args([f"--{flag}"]), out)
+    return records[flag], out.tables
 
 
 def sig(z):
@@ -28,22 +37,27 @@ def signed4(v):
 
 
 def test_highway_table():
-    rows = cells(gated.format_highway_table(gated.compute_highway()))
+    record, tables = report("highway")
+    rows = cells(tables["highway"])
     assert [int(r[0]) for r in rows] == [1, 10, 47, 100, 500]
     for r in rows:
         k = int(r[0])
-        assert r[1:] == [f"{0.5 ** k:.3e}", f"{0.9 ** k:.3e}", f"{0.99 ** k:.3e}"]
+        assert r[1:] == [f"{0.5 ** k:.3e}", f"{0.9 ** k:.3e}", f"{0.99 ** k:.3e}", "1.000e+00"]
     assert rows[-1][3] == "6.570e-03"  # the spec's figure: two thirds of one per cent
-    assert 0.5 ** 46 >= 1e-14 > 0.5 ** 47 and gated.first_distance_below(0.5, 1e-14) == 47
+    assert record.survive_500 == 0.99 ** 500
+    assert 0.5 ** 46 >= 1e-14 > 0.5 ** 47 and record.gone_by == 47
 
 
-def test_bias_table_and_ratio():
-    rows = cells(gated.format_bias_table(gated.compute_bias()))
+def test_bias_table_and_ratios():
+    record, tables = report("bias")
+    rows = cells(tables["bias"])
     for r, b in zip(rows, (0.0, 1.0, 2.0, 3.0, 5.0)):
         f = sig(b)
         assert r == [f"{b:.1f}", f"{f:.4f}", f"{f ** 10:.3e}", f"{f ** 47:.3e}", f"{f ** 100:.3e}"]
-    assert rows[2][1] == "0.8808"
-    assert gated.compute_bias_ratio() == pytest.approx(sig(2) ** 47 / 0.5 ** 47)
+    assert rows[2][1] == "0.8808"  # the spec's sigma(2)
+    assert record.ratio_1 == pytest.approx(sig(1) ** 47 / 0.5 ** 47, rel=1e-12)
+    assert record.ratio_2 == pytest.approx(sig(2) ** 47 / 0.5 ** 47, rel=1e-12)
+    assert record.sigma_1 == pytest.approx(sig(1)) and record.sigma_2 == pytest.approx(sig(2))
 
 
 def lstm_by_hand():
@@ -70,30 +84,31 @@ def lstm_by_hand():
 
 def test_lstm_step_every_gate():
     want = lstm_by_hand()
-    step = gated.compute_lstm_step()
-    rows = cells(gated.format_lstm_table(step))
-    values = [r[2] for r in rows]
+    record, tables = report("step")
+    values = [r[2] for r in cells(tables["lstm"])]
     assert values == [signed4(want[k]) for k in ("f", "i", "Ct", "o", "C", "h")]
-    update = [r[2] for r in cells(gated.format_cell_update_table(step))]
+    update = [r[2] for r in cells(tables["cell_update"])]
     assert update == [signed4(want["kept"]), signed4(want["added"]), signed4(want["C"])]
-    # the spec's point: the forget gate sits near 0.7 to 0.8
-    assert all(0.69 < f < 0.81 for f in want["f"])
+    assert record.lstm.f == pytest.approx(want["f"], abs=1e-15)  # quoted by the page
+    assert all(0.69 < f < 0.81 for f in want["f"])  # the spec's point: near 0.7 to 0.8
 
 
 def test_gru_step():
     want = lstm_by_hand()
-    values = [r[2] for r in cells(gated.format_gru_table(gated.compute_gru_step()))]
+    record, tables = report("step")
+    values = [r[2] for r in cells(tables["gru"])]
     assert values == [signed4(want[k]) for k in ("z", "r", "h_tilde", "h_gru")]
+    assert record.gru.h_t == pytest.approx(want["h_gru"], abs=1e-15)
 
 
 def test_parameter_costs():
     d, H = 100, 500
     block = H * (H + d) + H
-    rows = cells(gated.format_params_table(gated.compute_params()))
-    assert [r[2] for r in rows] == [f"{block:,}", f"{3 * block:,}", f"{4 * block:,}"]
-    assert [r[2] for r in rows] == ["300,500", "901,500", "1,202,000"]  # the spec's figures
-    assert 3 * block / (4 * block) == 0.75 and 4 * block - 3 * block == 300_500
-    two = cells(gated.format_bias_vector_table(gated.compute_bias_vector_counts()))
+    record, tables = report("params")
+    assert [r[2] for r in cells(tables["params"])] == ["300,500", "901,500", "1,202,000"]
+    assert (record.rnn, record.gru, record.lstm) == (block, 3 * block, 4 * block)
+    assert record.gru_share == 0.75  # quoted by the page, and the spec's 75%
+    two = cells(tables["bias_vectors"])
     assert [r[2] for r in two] == [f"{g * (block + H):,}" for g in (1, 3, 4)]
 
 
@@ -102,7 +117,7 @@ def test_measured_cell_jacobian_matches_finite_differences():
     H, d, T = 6, 3, 5
     weights, X = gated.make_measure_lstm(H=H, d=d, T=T, seed=2)
     for b_f in (0.0, 2.0):
-        measured = gated.compute_measured_cell_gradient(b_f, H=H, d=d, T=T, seed=2)
+        measured = gated.compute_cell_gradient(b_f, H=H, d=d, T=T, seed=2)
         eps = 1e-6
         J = np.zeros((H, H))
         for j in range(H):
@@ -111,9 +126,17 @@ def test_measured_cell_jacobian_matches_finite_differences():
             plus, _ = gated.lstm_run(weights, X, b_f, np.zeros(H), e)
             minus, _ = gated.lstm_run(weights, X, b_f, np.zeros(H), -e)
             J[:, j] = (plus[-1] - minus[-1]) / (2 * eps)
-        assert measured["full"][-1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
+        assert measured.full[-1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
         _, fs = gated.lstm_run(weights, X, b_f, np.zeros(H), np.zeros(H))
-        assert measured["path_median"][-1] == pytest.approx(np.median(np.prod(fs, axis=0)))
+        assert measured.path_median[-1] == pytest.approx(np.median(np.prod(fs, axis=0)))
+
+
+def test_measure_report_values_the_page_quotes():
+    record, _ = report("measure")
+    top = max(record.measured, key=lambda m: m.b_f)
+    assert record.top_b_f == top.b_f == 2.0
+    assert (record.top_full, record.top_path_best) == (top.full[-1], top.path_max[-1])
+    assert record.top_full > record.top_path_best  # the page's point: the second route adds
 
 
 def test_help_and_unknown_flag():

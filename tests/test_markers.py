@@ -2,85 +2,107 @@
 
 import pytest
 
-from generator.markers import check_markers, find_markers, substitute
-from generator.registry import GeneratorError, Page
+from generator.chapter import Chapter, GeneratorError
+from generator.markers import check, parse, substitute
+
+SCRIPTS = {"rnn.py", "gated.py"}
 
 
-def page_with(*producers):
-    page = Page("ch99-test.md")
-    page.module = "ch99_test"
+def chapter_with(*producers):
+    ch = Chapter("ch99-test.md", "rnn.py")
+    ch.module = "ch99_test"
     for name, kind in producers:
         func = (lambda ctx: "x")
         func.__name__ = name
-        getattr(page, kind)(func)
-    return page
+        getattr(ch, kind)(func)
+    return ch
 
 
-def test_block_and_inline_markers_are_found_with_their_lines():
-    text = "# T\n\n<!-- gen ch99_test.table -->\n\nIt is <!-- gen ch99_test.value -->.\n"
-    markers = find_markers(text, "docs/ch99-test.md")
-    assert [(m.line, m.producer, m.alone) for m in markers] == [(3, "table", True),
-                                                                 (5, "value", False)]
-    page = page_with(("table", "block"), ("value", "inline"))
-    check_markers(markers, "docs/ch99-test.md", page)
-    assert substitute(text, markers, {"table": "| a |", "value": "42"}) == \
-        "# T\n\n| a |\n\nIt is 42.\n"
+def test_every_kind_is_found_with_its_line_script_and_flags():
+    text = ("# T\n\n<!-- gen table decay from rnn.py --vanish -->\n\n"
+            "It is <!-- gen value spectral_radius:.4f from rnn.py --vanish -->.\n\n"
+            "<!-- gen figure decay -->\n\nSee <!-- gen inline setup -->.\n\n"
+            "<!-- gen output from gru.py --cell lstm --epochs 2 -->\n")
+    found = parse("ch99-test.md", text)
+    assert [(m.line, m.kind, m.name, m.fmt, m.script, m.argv, m.alone) for m in found] == [
+        (3, "table", "decay", None, "rnn.py", ("--vanish",), True),
+        (5, "value", "spectral_radius", ".4f", "rnn.py", ("--vanish",), False),
+        (7, "figure", "decay", None, None, (), True),
+        (9, "inline", "setup", None, None, (), False),
+        (11, "output", "", None, "gru.py", ("--cell", "lstm", "--epochs", "2"), True),
+    ]
+    assert found[1].key == "value spectral_radius:.4f from python3 rnn.py --vanish"
+    fragments = {m.key: m.kind.upper() for m in found}
+    assert substitute(text, found, fragments) == \
+        "# T\n\nTABLE\n\nIt is VALUE.\n\nFIGURE\n\nSee INLINE.\n\nOUTPUT\n"
+
+
+def test_a_value_reaches_into_nested_records():
+    (m,) = parse("p.md", "x <!-- gen value measured.3.norms.0:.3f from rnn.py --measure --> y")
+    assert m.name == "measured.3.norms.0" and m.fmt == ".3f"
+    (m,) = parse("p.md", "x <!-- gen value H from gated.py --params --> y")
+    assert m.name == "H" and m.fmt is None
 
 
 @pytest.mark.parametrize("bad", [
-    "<!-- gen ch99_test -->",  # no producer
-    "<!-- gen ch99_test.Table -->",  # capital letters
-    "<!-- gen: ch99_test.table -->",  # a colon
-    "<!-- gen ch99_test.table",  # never closed
-    "<!--gen ch99-test.table-->",  # a hyphen in the module
+    "<!-- gen ch12_rnn.decay_table -->",  # the old syntax
+    "<!-- gen table decay -->",  # no command
+    "<!-- gen table decay from rnn -->",  # not a .py script
+    "<!-- gen tabel decay from rnn.py -->",  # unknown kind
+    "<!-- gen figure Decay -->",  # capital letters
+    "<!-- gen table decay from rnn.py --vanish",  # never closed
+    "<!-- gen value x from rnn.py 'unclosed -->",  # bad quoting
 ])
 def test_malformed_markers_fail_with_file_and_line(bad):
     with pytest.raises(GeneratorError) as err:
-        find_markers(f"intro\n\n{bad}\n", "docs/ch99-test.md")
+        parse("ch99-test.md", f"intro\n\n{bad}\n")
     assert "docs/ch99-test.md:3: malformed marker" in str(err.value)
 
 
 def test_markers_inside_code_are_documentation():
-    text = ("Write `<!-- gen ch12_rnn.decay_table -->` on its own line.\n\n"
+    text = ("Write `<!-- gen table decay from rnn.py --vanish -->` on its own line.\n\n"
             "```markdown\n<!-- gen anything -->\n```\n")
-    assert find_markers(text, "docs/building.md") == []
+    assert parse("building.md", text) == []
+
+
+def test_unknown_script_names_the_ones_there_are():
+    found = parse("p.md", "<!-- gen table decay from rnn2.py --vanish -->\n")
+    with pytest.raises(GeneratorError, match=r"docs/p.md:1: unknown script .* docs/code/ has "
+                                             r"gated.py, rnn.py"):
+        check(found, None, SCRIPTS)
 
 
 def test_unknown_producer_names_the_marker_and_the_alternatives():
-    page = page_with(("table", "block"))
-    markers = find_markers("<!-- gen ch99_test.tabel -->\n", "p.md")
-    with pytest.raises(GeneratorError, match=r"p.md:1: unknown marker <!-- gen ch99_test.tabel -->"
-                                             r".*has no producer 'tabel' \(it has: table\)"):
-        check_markers(markers, "p.md", page)
+    ch = chapter_with(("decay", "figure"))
+    found = parse("ch99-test.md", "<!-- gen figure dcay -->\n<!-- gen figure decay -->\n")
+    with pytest.raises(GeneratorError, match=r"ch99-test.md:1: unknown marker <!-- gen figure "
+                                             r"dcay -->.*has no figure 'dcay' \(it has: figure "
+                                             r"decay\)"):
+        check(found, ch, SCRIPTS)
 
 
-def test_marker_of_another_module_is_unknown():
-    page = page_with(("table", "block"))
-    markers = find_markers("<!-- gen ch12_rnn.table -->\n<!-- gen ch99_test.table -->\n", "p.md")
-    with pytest.raises(GeneratorError, match="unknown marker <!-- gen ch12_rnn.table -->"):
-        check_markers(markers, "p.md", page)
+def test_a_producer_of_another_kind_is_unknown():
+    ch = chapter_with(("decay", "figure"))
+    with pytest.raises(GeneratorError, match="has no block 'decay'"):
+        check(parse("ch99-test.md", "<!-- gen block decay -->\n"), ch, SCRIPTS)
 
 
-def test_marker_on_a_page_no_module_feeds():
-    markers = find_markers("<!-- gen ch12_rnn.table -->\n", "docs/index.md")
-    with pytest.raises(GeneratorError, match="no generator module feeds this page"):
-        check_markers(markers, "docs/index.md", None)
+def test_producer_marker_on_a_page_no_chapter_draws_for():
+    found = parse("index.md", "<!-- gen figure decay -->\n")
+    with pytest.raises(GeneratorError, match="no chapter module draws for this page"):
+        check(found, None, SCRIPTS)
 
 
 def test_unused_producer_fails():
-    page = page_with(("table", "block"), ("plot", "block"))
-    markers = find_markers("<!-- gen ch99_test.table -->\n", "p.md")
-    with pytest.raises(GeneratorError, match=r"unused producer.*<!-- gen ch99_test.plot -->"):
-        check_markers(markers, "p.md", page)
+    ch = chapter_with(("decay", "figure"), ("clip", "figure"))
+    found = parse("ch99-test.md", "<!-- gen figure decay -->\n")
+    with pytest.raises(GeneratorError, match=r"docs/ch99-test.md: unused in the page: "
+                                             r"<!-- gen figure clip -->"):
+        check(found, ch, SCRIPTS)
 
 
-def test_block_producer_inside_a_sentence_and_inline_alone_fail():
-    page = page_with(("table", "block"), ("value", "inline"))
-    inline_block = find_markers("see <!-- gen ch99_test.table -->\n<!-- gen ch99_test.value -->\n",
-                                "p.md")
+def test_block_inside_a_sentence_and_inline_alone_fail():
     with pytest.raises(GeneratorError, match="makes a block"):
-        check_markers(inline_block, "p.md", page)
-    alone_inline = find_markers("<!-- gen ch99_test.table -->\n<!-- gen ch99_test.value -->\n",
-                                "p.md")
+        parse("p.md", "see <!-- gen table decay from rnn.py --vanish -->\n")
     with pytest.raises(GeneratorError, match="makes inline text"):
-        check_markers(alone_inline, "p.md", page)
+        parse("p.md", "<!-- gen value factor_05:sci from rnn.py --vanish -->\n")

@@ -1,7 +1,9 @@
 """rnn.py against the chapter 12 spec, with every expected value worked out here
 from the spec's definitions (plain Python math, or an independent numpy route),
-never pasted from the script's output."""
+never pasted from the script's output. The records' named values are the ones
+the page quotes, so each is checked too."""
 
+import io
 import math
 
 import numpy as np
@@ -10,6 +12,13 @@ import pytest
 from conftest import load_script, run_script
 
 rnn = load_script("rnn.py")
+
+
+def report(flag):
+    """(record, tables) of `python3 rnn.py --<flag>`, run in-process."""
+    out = rnn.Printer(io.StringIO())
+    records = rnn.run(rnn.parse_args([f"--{flag}"]), out)
+    return records[flag], out.tables
 
 
 def tanh_rnn_step(x, h):
@@ -33,47 +42,61 @@ def signed4(v):
     return "(" + ", ".join(("+" if c >= 0 else "-") + f"{abs(c):.4f}" for c in v) + ")"
 
 
+def rows_of(table):
+    return [[c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines()[2:]]
+
+
 def test_unroll_matches_the_spec_by_hand():
+    record, tables = report("unroll")
     E = {"the": (0.50, -0.20), "dog": (0.10, 0.80), "ran": (-0.60, 0.30)}
     h = [0.0, 0.0]
-    table_a = rnn.format_unroll_table(rnn.compute_unroll())
-    table_b = rnn.format_prediction_table(rnn.compute_unroll())
+    unroll, prediction = rows_of(tables["unroll"]), rows_of(tables["prediction"])
     for t, word in enumerate(["the", "dog", "ran"], start=1):
         a, h = tanh_rnn_step(E[word], h)
         p = softmax_of(h)
-        row_a = next(line for line in table_a.splitlines() if line.startswith(f"| {t:>3} |"))
-        assert signed4(E[word]) in row_a and signed4(a) in row_a and signed4(h) in row_a
-        row_b = next(line for line in table_b.splitlines() if line.startswith(f"| {t:>3} |"))
-        for q in p:
-            assert f"{q:.4f}" in row_b
-        assert row_b.rstrip(" |").endswith(["the", "dog", "ran"][p.index(max(p))])
-    # the spec's own examples of the formats
-    assert "(+0.4100, -0.0500)" in table_a and "0.4173" in table_b
+        assert unroll[t - 1] == [str(t), word, signed4(E[word]), signed4(a), signed4(h)]
+        assert prediction[t - 1][2:5] == [f"{q:.4f}" for q in p]
+        assert prediction[t - 1][5] == ["the", "dog", "ran"][p.index(max(p))]
+        if t == 1:  # the values the page quotes in prose
+            assert record.a_1 == pytest.approx(a, abs=1e-15)
+            assert record.h_1 == pytest.approx(h, abs=1e-15)
+    assert "(+0.4100, -0.0500)" in tables["unroll"] and "0.4173" in tables["prediction"]
 
 
 def test_parameter_count():
     V, d, H = 10_000, 100, 500
     total = V * d + H * d + H * H + H * V + (H + V)
-    assert total == 6_310_500  # the spec's figure
-    last = rnn.format_params_table(rnn.compute_params()).splitlines()[-1]
-    assert last.split("|")[1].strip() == "total" and last.split("|")[3].strip() == f"{total:,}"
-    windows = rnn.compute_window_params()
-    assert [c for c, _, _ in windows] == [3, 5, 10, 50, 500]
-    assert all(ff == c * d * H and u == H * H for c, ff, u in windows)
+    record, tables = report("params")
+    assert record.total == total == 6_310_500  # the spec's figure
+    last = rows_of(tables["params"])[-1]
+    assert last[0] == "total" and last[2] == "6,310,500"
+    assert (record.vocab_size, record.embed_dim, record.hidden) == (V, d, H)
+
+
+def test_window_table_compares_like_with_like():
+    """A window's first layer reads context x d inputs into H units; the RNN reads its
+    input through W (d x H) and its past through U (H x H)."""
+    record, tables = report("params")
+    d, H = 100, 500
+    assert [w.context for w in record.windows] == [3, 5, 10, 50, 500]
+    for w, row in zip(record.windows, rows_of(tables["windows"])):
+        assert w.feed_forward == w.context * d * H and w.rnn == d * H + H * H
+        assert row[1:3] == [f"{w.context * d * H:,}", f"{d * H + H * H:,}"]
 
 
 def test_decay_table_and_the_47_word_example():
-    table = rnn.format_decay_table(rnn.compute_decay())
-    rows = {int(line.split("|")[1]): [c.strip() for c in line.split("|")[2:-1]]
-            for line in table.splitlines()[2:]}
+    record, tables = report("vanish")
+    rows = {int(r[0]): r[1:] for r in rows_of(tables["decay"])}
     assert sorted(rows) == [1, 5, 10, 20, 47, 100]
     for k, cells in rows.items():
         assert cells == [f"{f ** k:.3e}" for f in (0.5, 0.9, 1.0, 1.1, 1.2)]
-    assert rows[47][0] == "7.105e-15"
-    example = rnn.format_example_table(rnn.compute_example())
-    assert f"{0.5 ** 47:.6e}" == "7.105427e-15" and "7.105427e-15" in example
-    verdicts = [line.split("|")[3].strip() for line in example.splitlines()[2:]]
-    assert verdicts == ["gone entirely", "gone entirely", "exploded"]  # 1e-94, 7e-15, 5266
+    assert rows[47][0] == "7.105e-15"  # the spec's figure
+    example = rows_of(tables["example"])
+    assert [r[1] for r in example] == [f"{f ** 47:.6e}" for f in (0.01, 0.5, 1.2)]
+    assert example[1][1] == "7.105427e-15"  # the spec's figure
+    assert [r[2] for r in example] == ["gone entirely", "gone entirely", "exploded"]
+    # the values the page quotes
+    assert record.factor_05 == 0.5 ** 47 and record.factor_12 == 1.2 ** 47
 
 
 def test_verdict_thresholds():
@@ -82,22 +105,27 @@ def test_verdict_thresholds():
     assert rnn.verdict(1.5) == "exploded"
 
 
-def test_spectral_radius_of_the_toy_U():
-    # U = [[0.4, 0.1], [-0.2, 0.7]]: trace 1.1, determinant 0.3, eigenvalues 0.6 and 0.5
-    assert rnn.compute_spectral_radius() == pytest.approx(0.6)
+def test_spectral_radius_and_largest_singular_value_of_the_toy_U():
+    """U = [[0.4, 0.1], [-0.2, 0.7]]: trace 1.1 and determinant 0.3, so eigenvalues 0.6 and
+    0.5; U^T U = [[0.2, -0.1], [-0.1, 0.5]], whose largest eigenvalue is (0.7 + sqrt(0.13)) / 2."""
+    record, _ = report("vanish")
+    assert record.spectral_radius == pytest.approx(0.6, abs=1e-12)
+    assert record.largest_singular_value == pytest.approx(math.sqrt((0.7 + math.sqrt(0.13)) / 2),
+                                                          abs=1e-12)
+    assert 0.728 < record.largest_singular_value < 0.729
 
 
 def test_clipping_keeps_direction_and_caps_length():
     rng = np.random.default_rng(0)
     raw = [rng.normal(0, 1, size=6) * s for s in (0.4, 1.2, 3.0, 40.0, 900.0)]
-    rows = rnn.compute_clipping()
-    for (step, before, after, cosine), g in zip(rows, raw):
+    record, tables = report("clip")
+    for row, g in zip(record.rows, raw):
         norm = math.sqrt(sum(v * v for v in g))
-        assert before == pytest.approx(norm)
-        assert after == pytest.approx(min(norm, 5.0))
-        assert cosine == pytest.approx(1.0)
-    table = rnn.format_clipping_table(rows)
-    assert table.count("1.0000") == 5 and table.count("5.0000") == 3
+        assert row.before == pytest.approx(norm)
+        assert row.after == pytest.approx(min(norm, 5.0))
+        assert row.cosine == pytest.approx(1.0)
+    assert [r[2] for r in rows_of(tables["clipping"])].count("5.0000") == 3
+    assert record.threshold == 5.0
 
 
 def test_measured_jacobian_matches_finite_differences():
@@ -113,15 +141,23 @@ def test_measured_jacobian_matches_finite_differences():
             e[j] = eps
             J[:, j] = (rnn.rnn_states(U, W, X[:t], h0 + e)[-1]
                        - rnn.rnn_states(U, W, X[:t], h0 - e)[-1]) / (2 * eps)
-        assert measured["norms"][t - 1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
+        assert measured.norms[t - 1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
     assert np.max(np.abs(np.linalg.eigvals(U))) == pytest.approx(1.1)
 
 
-def test_measured_norms_fall_below_rho_to_the_t():
-    """What the chapter says the measurement shows: tanh' < 1 makes decay faster."""
-    for m in rnn.compute_measure():
-        assert m["norms"][-1] < m["radius"] ** len(m["norms"])
-        assert 0 < m["mean_tanh_prime"] < 1
+def test_measure_report_and_the_values_the_page_quotes():
+    """What the chapter says the measurement shows: tanh' < 1 makes decay faster; and the
+    named values it quotes are the measured ones."""
+    record, _ = report("measure")
+    for m in record.measured:
+        assert m.norms[-1] < m.radius ** len(m.norms)
+        assert 0 < m.mean_tanh_prime < 1
+    primes = [m.mean_tanh_prime for m in record.measured]
+    assert (record.tanh_prime_low, record.tanh_prime_high) == (min(primes), max(primes))
+    top = record.measured[-1]
+    assert top.radius == max(m.radius for m in record.measured) == record.top_radius == 1.1
+    assert (record.top_first, record.top_last) == (top.norms[0], top.norms[-1])
+    assert record.top_last < 1  # the chapter's point: rho = 1.1 still vanishes here
 
 
 # The command line --------------------------------------------------------------
@@ -137,10 +173,11 @@ def test_no_flag_prints_every_step():
     assert positions == sorted(positions)
 
 
-def test_help_describes_every_flag():
+def test_help_describes_every_flag_and_no_missing_table():
     out = run_script("rnn.py", "--help").stdout
     for flag in ("--unroll", "--params", "--vanish", "--clip", "--measure"):
         assert flag in out
+    assert "Table" not in out  # the help once named "Tables A and B", which exist nowhere
 
 
 def test_unknown_flag_is_a_usage_error():
