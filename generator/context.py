@@ -21,14 +21,20 @@ class Context:
 
     def run(self, *argv):
         """The Run of `python3 <script> <argv>`: its text, tables and records."""
-        return self._get_run(tuple(argv))
+        try:
+            return self._get_run(tuple(argv))
+        except GeneratorError as exc:
+            message = str(exc)  # a failing script names itself; a bad command needs a place
+            raise GeneratorError(message if message.startswith("docs/")
+                                 else f"{self.where}: {message}") from None
 
     def record(self, *argv):
         """The record of the one report that `python3 <script> <argv>` prints."""
         run = self.run(*argv)
         flags = run.records.fields()
+        where = self.where
         if len(flags) != 1:
-            raise GeneratorError(f"`{run.command}` prints {len(flags)} reports "
+            raise GeneratorError(f"{where}: `{run.command}` prints {len(flags)} reports "
                                  f"({', '.join(flags)}): ask for one with its flag")
         return run.records[flags[0]]
 

@@ -114,8 +114,9 @@ class Pipeline:
             for mk in markers:
                 owner = mk.script or by_page[page].script
                 self.fragments[page][mk.key] = results[owner][0]["fragments"][mk.key]
-        for script, (manifest, folder) in results.items():
-            for rel in manifest["files"]:
+        for ch in self.chapters:  # in the registry's order, whichever worker finished first
+            manifest, folder = results[ch.script]
+            for rel in sorted(manifest["files"]):
                 files.append(File.generated(config, rel, abs_src_path=str(folder / rel)))
         return files
 

@@ -116,8 +116,11 @@ def summary(module, name):
 def describe(exc):
     """An exception in one line, with the deepest place in a served script or the
     generator where it happened."""
+    machinery = ROOT / "generator"
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if f.filename.startswith(str(ROOT))]
+              if f.filename.startswith(str(ROOT)) and (
+                  not f.filename.startswith(str(machinery))
+                  or f.filename.startswith(str(machinery / "chapters")))]
     where = ""
     if frames:
         f = frames[-1]

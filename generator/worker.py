@@ -33,6 +33,9 @@ from .context import Context  # noqa: E402
 from .tables import command, command_table, console_block, format_value  # noqa: E402
 
 
+RUN_KINDS = ("table", "value", "output")  # markers that show a command's output
+
+
 def log(message):
     sys.stderr.write(message + "\n")  # one write: lines of parallel workers do not interleave
     sys.stderr.flush()
@@ -55,9 +58,10 @@ def compute(job, out):
     files = {}
     ctx = Context(chapter, get_run, files) if chapter else None
     fragments = {}
-    for m in job["markers"]:
+    run_markers_first = sorted(job["markers"], key=lambda m: m["kind"] not in RUN_KINDS)
+    for m in run_markers_first:
         where = f"docs/{m['page']}:{m['line']}"
-        if m["kind"] in ("table", "value", "output"):
+        if m["kind"] in RUN_KINDS:
             try:
                 run = get_run(tuple(m["argv"]))
             except GeneratorError as exc:
@@ -91,7 +95,10 @@ def lookup(run, dotted, where):
     """A value of a run's records by its dotted name. With one report the names are that
     report's fields; with several, the first part names the report."""
     flags = run.records.fields()
-    value = run.records[flags[0]] if len(flags) == 1 else run.records
+    if len(flags) == 1:
+        value = runs.Record(run.records.plain()[flags[0]], f"`{run.command}`")
+    else:
+        value = run.records
     for part in dotted.split("."):
         if not isinstance(value, runs.Record):
             raise GeneratorError(f"{where}: {dotted}: {part!r} is past the end of a value")
@@ -107,9 +114,8 @@ def producer_fragment(m, chapter, ctx, where):
     ctx.producer = producer.name
     try:
         text = producer.func(ctx)
-    except GeneratorError as exc:
-        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name}: {exc}") \
-            from None
+    except GeneratorError:
+        raise  # it names its place already
     except ImportError as exc:
         raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} needs the "
                              f"Python package {exc.name or exc}, which is not installed: make "

@@ -179,6 +179,7 @@ def cell_text(cell):
 # -- copies of the project, built -----------------------------------------------------
 
 PROJECT_FILES = ("docs", "generator", "mkdocs.yml", "requirements.txt", "Makefile")
+EPOCH = "1700000000"  # 2023-11-14: the sitemap's date in the copies' builds
 
 
 def copy_project(dest, page_cache=True):
@@ -202,7 +203,8 @@ def build(project, *args, env=None, timeout=1200):
     return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1",
-                               "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
+                               "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": EPOCH,
+                               **(env or {})})
 
 
 def edit(path, old, new):

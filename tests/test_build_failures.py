@@ -77,7 +77,7 @@ def test_unknown_value(project):
          "<!-- gen value spectral_radius:.4f from rnn.py --vanish -->",
          "<!-- gen value spectral_radious:.4f from rnn.py --vanish -->")
     result = fails_cleanly(project, "docs/ch12-rnn.md:")
-    assert "has no field 'spectral_radious' (it has: decay, example" in result.stderr
+    assert "has no field 'spectral_radious' (it has: decay, distance, example" in result.stderr
 
 
 def test_unknown_figure(project):
