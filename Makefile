@@ -30,7 +30,7 @@ $(STAMP): requirements.txt
 build: $(STAMP) ## Regenerate tables, plots and notebooks, then build the site into site/
 	$(PY) -m generator build
 
-serve: $(STAMP) ## Build, then serve the site at http://127.0.0.1:8000/ (rebuilds on change)
+serve: $(STAMP) ## Serve the site at http://127.0.0.1:8000/: rebuilds on change, reloads the page
 	$(PY) -m generator serve --port $(PORT)
 
 test: build ## Build, then run every test (browser tests need /usr/bin/chromium)
@@ -59,8 +59,8 @@ bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against
 	$(TORCH_PY) benchmarks/gru_speed.py
 	$(PY) benchmarks/build.py
 
-deploy: build ## Publish site/ to the gh-pages branch (what the Colab links point at)
-	$(VENV)/bin/mkdocs gh-deploy --force --dirty
+deploy: $(STAMP) ## Build and publish the site to origin's gh-pages branch (what Colab opens)
+	$(VENV)/bin/mkdocs gh-deploy --force
 
 lock: ## Re-pin requirements.txt from requirements.in in a fresh virtualenv
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
@@ -69,5 +69,5 @@ lock: ## Re-pin requirements.txt from requirements.in in a fresh virtualenv
 	  .venv-lock/bin/pip freeze --all | grep -v '^pip=\|^setuptools=\|^wheel=' ) > requirements.txt
 	rm -rf .venv-lock
 
-clean: ## Remove the built site, the generated pages and the caches (not the virtualenvs)
-	rm -rf site site.tmp site.old build .pytest_cache test-results
+clean: ## Remove the built site and the page cache (not the virtualenvs, not the run cache)
+	rm -rf site .site.tmp-* .site.old-* build .pytest_cache test-results

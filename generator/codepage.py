@@ -39,12 +39,12 @@ print("wrote {name},", len(data), "bytes, sha256 checked")'''
 
 
 def report_commands(script_module, name):
-    """(argv, description) for every report, in order. The report that runs with no
-    flag, when it is the only default, is shown as the bare command."""
-    default = tuple(script_module.DEFAULT)
+    """(argv, description) for every report, in order. A report that alone runs with no
+    flag (gru.py's training) is shown as the bare command; the others by their flag."""
+    default, reports = tuple(script_module.DEFAULT), script_module.REPORTS
     runs = []
-    for flag, (help_text, _) in script_module.REPORTS.items():
-        argv = () if default == (flag,) else (f"--{flag}",)
+    for flag, (help_text, _) in reports.items():
+        argv = () if default == (flag,) and len(reports) > 1 else (f"--{flag}",)
         runs.append((argv, help_text[:1].upper() + help_text[1:] + "."))
     return runs
 

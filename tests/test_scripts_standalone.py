@@ -4,10 +4,15 @@ when numpy is missing, and keeps to argparse's exit statuses."""
 
 import pytest
 
-from conftest import CODE, load_script, run_script
+import subprocess
+import sys
 
-SCRIPTS = ["rnn.py", "gated.py", "gru.py"]
-STEP_SCRIPTS = ["rnn.py", "gated.py"]  # quick, and need no data file
+from conftest import CHAPTERS, CODE, SCRIPTS, load_script, run_script
+
+# quick to run in full, and need no data file
+STEP_SCRIPTS = [ch.script for ch in CHAPTERS
+                if not ch.data and tuple(load_script(ch.script).DEFAULT) ==
+                tuple(load_script(ch.script).REPORTS)]
 
 
 @pytest.fixture
@@ -45,39 +50,42 @@ def test_runs_alone_in_an_empty_folder(script, tmp_path):
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_import_defines_the_api_and_prints_nothing(script, capsys):
+def test_import_defines_the_conventions_and_prints_nothing(script, capsys):
     module = load_script(script)
     assert callable(module.main) and module.__doc__.startswith(f"{script}: ")
     assert [n for n in dir(module) if n.startswith("compute_")]
     assert [n for n in dir(module) if n.startswith("format_")]
+    assert set(module.DEFAULT) <= set(module.REPORTS)
+    for flag, (help_text, report) in module.REPORTS.items():
+        assert report.__name__ == f"report_{flag}" and help_text[:1].islower()
+        assert f"--{flag}" in module.__doc__, f"{script}'s docstring does not list --{flag}"
     assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_scripts_share_one_table_style_and_one_printer(script):
+    """format_table and Printer are the same code in every script (copied on purpose: each
+    script stands alone), so every table on the site looks the same."""
+    for name in ("format_table", "Printer"):
+        assert definition(script, name) == definition(SCRIPTS[0], name), \
+            f"{script}'s {name} differs from {SCRIPTS[0]}'s"
+
+
+def definition(script, name):
+    """The source of a top-level def or class of a served script."""
+    import ast
+
+    source = (CODE / script).read_text("utf-8")
+    node = next(n for n in ast.parse(source).body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    return ast.get_source_segment(source, node)
 
 
 @pytest.mark.parametrize("script", STEP_SCRIPTS)
 def test_output_closed_early_is_not_an_error(script):
-    import subprocess
-    import sys
-
+    first = run_script(script).stdout.splitlines()[0]
     proc = subprocess.run(f'"{sys.executable}" "{CODE / script}" | head -n 1', shell=True,
                           capture_output=True, text=True)
-    assert proc.stdout.startswith("Step 1") and "Traceback" not in proc.stderr
+    assert proc.stdout.strip() == first and "Traceback" not in proc.stderr
 
 
-@pytest.mark.slow
-def test_served_gru_trains_in_an_empty_folder_to_the_spec(site, tmp_path):
-    """python3 site/code/gru.py with only the corpus beside it: a perplexity row per
-    epoch, ending at or below 6.8 (the spec), then a sample."""
-    from conftest import SITE
-
-    for name in ("gru.py", "timemachine.txt"):
-        (tmp_path / name).write_bytes((SITE / "code" / name).read_bytes())
-    result = run_script(str(tmp_path / "gru.py"), cwd=tmp_path)
-    assert result.returncode == 0 and result.stderr == ""
-    rows = [line.split("|")[1:4] for line in result.stdout.splitlines()
-            if line.startswith("|") and line.split("|")[1].strip().isdigit()]
-    rows = [r for r in rows if len(r) == 3 and r[1].strip().replace(".", "").isdigit()]
-    assert [int(r[0]) for r in rows] == list(range(1, 51))
-    assert float(rows[-1][2]) <= 6.8
-    sample = [line for line in result.stdout.splitlines() if line.startswith("sample")]
-    assert len(sample) == 1 and '"it has' in sample[0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["gru.py", "timemachine.txt"]

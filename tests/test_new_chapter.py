@@ -1,0 +1,216 @@
+"""Adding a chapter follows the short path of docs/building.md: the script, the page, one
+generator module and one nav line. A throwaway chapter with a table, a value and a plot is
+added that way to a copy of the project, built, and checked: its page, its code page and
+notebook, the navigation, and the project's own tests, which pick it up unedited."""
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT, build, copy_project, edit
+
+SCRIPT = '''\
+"""toy.py: squares, the smallest script a chapter can have.
+
+    python3 toy.py            every report below
+    python3 toy.py --squares  n and n squared
+"""
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import List
+
+try:
+    import numpy as np
+except ImportError:  # main() says how to install it; importing stays possible
+    np = None
+
+N = 4  # how many squares
+
+
+@dataclass
+class SquaresReport:
+    n: List[int]
+    squares: List[int]
+    total: int  # the sum of the squares
+
+
+def compute_squares(count=N):
+    n = np.arange(1, count + 1)
+    return [int(v) for v in n], [int(v) for v in n ** 2]
+
+
+{format_table}
+
+
+def format_squares_table(n, squares):
+    return format_table(("n", "n^2"), list(zip(n, squares)), "rr")
+
+
+{printer}
+
+
+def report_squares(args, out):
+    n, squares = compute_squares()
+    out.text("Squares")
+    out.table("squares", format_squares_table(n, squares))
+    return SquaresReport(n, squares, sum(squares))
+
+
+REPORTS = {{"squares": ("n and n squared", report_squares)}}
+DEFAULT = tuple(REPORTS)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="toy.py")
+    for flag, (help_text, _) in REPORTS.items():
+        parser.add_argument(f"--{{flag}}", action="store_true", help=help_text)
+    return parser.parse_args(argv)
+
+
+def run(args, out):
+    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    return {{flag: REPORTS[flag][1](args, out) for flag in chosen}}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if np is None:
+        print("toy.py needs numpy: pip install numpy", file=sys.stderr)
+        return 1
+    try:
+        run(args, Printer())
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+PAGE = """\
+# 99. Squares
+
+[Download toy.py](code/toy.py), or read it on [its code page](code/toy.md).
+
+The squares of the first numbers:
+
+<!-- gen table squares from toy.py --squares -->
+
+Their sum is <!-- gen value total from toy.py --squares -->.
+
+<!-- gen figure growth -->
+"""
+
+MODULE = '''\
+"""Chapter 99, squares: the figure of docs/ch99-toy.md, from docs/code/toy.py."""
+
+from generator.chapter import Chapter
+
+CHAPTER = Chapter("ch99-toy.md", "toy.py")
+
+
+@CHAPTER.figure
+def growth(ctx):
+    squares = ctx.record("--squares")
+
+    def draw(fig, colors):
+        ax = fig.subplots()
+        ax.plot(list(squares.n), list(squares.squares), marker="o")
+
+    return ctx.figure(draw, alt="The squares grow faster than the numbers")
+'''
+
+
+def shared_definition(name):
+    import ast
+
+    source = (ROOT / "docs" / "code" / "rnn.py").read_text("utf-8")
+    node = next(n for n in ast.parse(source).body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    return ast.get_source_segment(source, node)
+
+
+@pytest.fixture(scope="module")
+def with_toy(tmp_path_factory):
+    copy = copy_project(tmp_path_factory.mktemp("toy"))
+    shutil.copytree(ROOT / "tests", copy / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "pytest.ini", copy / "pytest.ini")
+    # the four things of docs/building.md's "Adding a chapter"
+    (copy / "docs" / "code" / "toy.py").write_text(
+        SCRIPT.format(format_table=shared_definition("format_table"),
+                      printer=shared_definition("Printer")), "utf-8")
+    (copy / "docs" / "ch99-toy.md").write_text(PAGE, "utf-8")
+    (copy / "generator" / "chapters" / "ch99_toy.py").write_text(MODULE, "utf-8")
+    nav = (copy / "mkdocs.yml").read_text("utf-8")
+    last = [line for line in nav.splitlines() if line.startswith('      - "1')][-1]
+    edit(copy / "mkdocs.yml", last + "\n", last + '\n      - "99. Squares": ch99-toy.md\n')
+    result = build(copy)
+    assert result.returncode == 0, result.stderr
+    return copy
+
+
+def test_the_short_path_costs_three_files_and_one_line(with_toy):
+    added = [with_toy / "docs" / "code" / "toy.py", with_toy / "docs" / "ch99-toy.md",
+             with_toy / "generator" / "chapters" / "ch99_toy.py"]
+    assert all(path.is_file() for path in added)
+    nav = (with_toy / "mkdocs.yml").read_text("utf-8").splitlines()
+    assert sum("ch99-toy.md" in line for line in nav) == 1
+
+
+def test_the_page_shows_the_table_value_and_plot(with_toy):
+    html = (with_toy / "site" / "ch99-toy" / "index.html").read_text("utf-8")
+    assert "$ python3 toy.py --squares" in html
+    assert ">16</td>" in html and "Their sum is 30." in html
+    for theme in ("light", "dark"):
+        assert (with_toy / "site" / "img" / "ch99-toy" / f"growth-{theme}.png").is_file()
+
+
+def test_the_code_page_notebook_and_navigation_follow(with_toy):
+    site = with_toy / "site"
+    code_page = (site / "code" / "toy" / "index.html").read_text("utf-8")
+    assert "Squares, the smallest script a chapter can have" in code_page
+    assert "python3 toy.py --squares" in code_page and "|   4 |  16 |" in code_page
+    notebook = json.loads((site / "code" / "toy.ipynb").read_text("utf-8"))
+    outputs = ["".join(o["text"]) for c in notebook["cells"] if c["cell_type"] == "code"
+               for o in c.get("outputs", [])]
+    assert any("|   4 |  16 |" in text for text in outputs)
+    index = (site / "index.html").read_text("utf-8")
+    assert 'href="code/toy/"' in index and 'href="ch99-toy/"' in index  # in the navigation
+
+
+def test_the_projects_tests_pick_up_the_new_chapter_unedited(with_toy):
+    """The page-against-script and script tests, run in the copy, include the new chapter."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "toy",
+         "tests/test_page_matches_script.py", "tests/test_scripts_standalone.py",
+         "tests/test_notebooks.py"],
+        cwd=with_toy, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    passed = int(result.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
+    assert passed >= 6, result.stdout[-2000:]
+
+
+def test_a_page_without_its_nav_line_is_refused(with_toy, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(with_toy, copy, symlinks=True)
+    edit(copy / "mkdocs.yml", '      - "99. Squares": ch99-toy.md\n', "")
+    result = build(copy)
+    assert result.returncode == 1
+    assert "docs/ch99-toy.md (generator/chapters/ch99_toy.py) is not in mkdocs.yml's nav" \
+        in result.stderr
+
+
+def test_the_building_page_documents_this_path():
+    text = (ROOT / "docs" / "building.md").read_text("utf-8")
+    assert "## Adding a chapter" in text
+    assert textwrap.dedent("""\
+        4. **One line** in `mkdocs.yml`'s nav, under Chapters.""") in text

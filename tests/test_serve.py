@@ -1,0 +1,115 @@
+"""`make serve` (mkdocs serve with the generator hook) in a copy of the project: the page
+follows an edit of a script constant, a failing edit keeps the last good page and
+says why, and an open page reloads by itself after a prose edit."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import CHROMIUM, build, copy_project, edit
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fetch(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode("utf-8")
+    except OSError:
+        return None
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"{what} did not happen within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """`python -m generator serve` (what `make serve` runs) on a free port in a copy."""
+    copy = copy_project(tmp_path_factory.mktemp("serve"))
+    assert build(copy).returncode == 0  # a warm page cache for the copy
+    port = free_port()
+    log = open(copy / "serve.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", str(port)],
+                            cwd=copy, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1",
+                                 "PYTHONDONTWRITEBYTECODE": "1"})
+    base = f"http://127.0.0.1:{port}/rnn-explainer/"
+    wait_for(lambda: fetch(base + "ch12-rnn/"), 120, "the first build")
+    yield copy, base, proc
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+def clip_threshold_shown(html):
+    found = re.search(r"Clipping at ([0-9.]+) \(dashed\)", html or "")
+    return found.group(1) if found else None
+
+
+def test_a_script_edit_under_serve_reaches_the_page(served):
+    copy, base, _ = served
+    assert clip_threshold_shown(fetch(base + "ch12-rnn/")) == "5"
+    edit(copy / "docs" / "code" / "rnn.py", "CLIP_THRESHOLD = 5.0", "CLIP_THRESHOLD = 2.5")
+    wait_for(lambda: clip_threshold_shown(fetch(base + "ch12-rnn/")) == "2.5", 60,
+             "the page showing the new threshold")
+    html = fetch(base + "ch12-rnn/")
+    assert ">2.5000</td>" in html  # the table, not only the caption
+    assert "CLIP_THRESHOLD = 2.5" in fetch(base + "code/rnn.py")
+
+
+def test_an_error_under_serve_says_why_and_recovers_after_the_fix(served):
+    """A failing rebuild prints the generator's one-line message; MkDocs then holds the
+    page back (it "appears stuck", as mkdocs serve does) until the next good build."""
+    copy, base, _ = served
+    module = copy / "generator" / "chapters" / "ch12_rnn.py"
+    good = module.read_text("utf-8")
+    log = copy / "serve.log"
+    start = log.stat().st_size
+    edit(module, "    clipping = ctx.record(\"--clip\")",
+         "    clipping = ctx.record(\"--clip\")\n    1 / 0")
+    wait_for(lambda: "figure clip failed: ZeroDivisionError" in log.read_text("utf-8")[start:],
+             60, "the error in serve's output")
+    after_error = log.stat().st_size
+    module.write_text(good, "utf-8")
+    wait_for(lambda: "Reloading browsers" in log.read_text("utf-8")[after_error:], 60,
+             "a good rebuild after the fix")
+    assert "Traceback" not in log.read_text("utf-8")[start:]
+    assert clip_threshold_shown(fetch(base + "ch12-rnn/"))
+
+
+@pytest.mark.browser
+def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    from browser_support import CHROMIUM_ARGS
+
+    copy, base, _ = served
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(base + "ch13-gated/", wait_until="load")
+        assert "A sentence added while serving" not in page.content()
+        started = time.monotonic()
+        edit(copy / "docs" / "ch13-gated.md", "## 13.1", "A sentence added while serving.\n\n## 13.1")
+        page.wait_for_function(
+            "document.body.innerText.includes('A sentence added while serving')", timeout=30_000)
+        seconds = time.monotonic() - started
+        browser.close()
+    assert seconds < 15, f"the prose edit took {seconds:.1f} s to show"
