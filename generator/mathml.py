@@ -219,7 +219,10 @@ class _Converter(Converter):
                     element.set("stretchy", "true")
         elif token in (commands.SUBSCRIPT, commands.SUPERSCRIPT, commands.SUBSUP) and node.modifier in (
                 commands.LIMITS, commands.NOLIMITS):
-            new[0].set(LIMITS, node.modifier)
+            automatic = (node.modifier == commands.LIMITS and self.display == "block" and node.children
+                         and node.children[0].token in (commands.SUMMATION, commands.PRODUCT))
+            if not automatic:  # latex2mathml's own \limits on a top-level \sum of a display
+                new[0].set(LIMITS, node.modifier)
 
     def _convert_symbol(self, node, parent, font=None):
         token = node.token
@@ -245,6 +248,19 @@ def _check_and_decode(math, tex):
                 raise MathError(f"formula {tex!r} uses a macro or an '&' that latex2mathml does "
                                 f"not support ({element.text!r}); it would show as raw TeX")
             element.text = html.unescape(element.text)
+
+
+ARITY = {"mfrac": 2, "msub": 2, "msup": 2, "msubsup": 3, "munder": 2, "mover": 2, "munderover": 3,
+         "mroot": 2}
+
+
+def _check_structure(math, tex):
+    """latex2mathml writes \\frac{a} as a one-child <mfrac> without a word: refuse it."""
+    for element in math.iter():
+        want = ARITY.get(element.tag)
+        if want is not None and len(element) != want:
+            raise MathError(f"formula {tex!r}: <{element.tag}> has {len(element)} parts, not {want} "
+                            "(a missing argument?)")
 
 
 def _parents(math):
@@ -491,6 +507,7 @@ def mathml_tree(tex, display=False):
     except Exception as exc:  # latex2mathml raises its own errors on bad syntax
         raise MathError(f"cannot convert formula {tex!r}: {type(exc).__name__} {exc}") from exc
     _check_and_decode(math, tex)
+    _check_structure(math, tex)
     _fix_fonts(math)
     _fix_symbols(math)
     _fix_limits(math)
