@@ -18,7 +18,9 @@ implements), each checked in headless Chromium with STIX Two Math:
   it uses ASCII ``~``/``^`` and stretchy macrons. Here every accent becomes
   ``<mover accent="true">`` with the spacing (non-combining) accent character
   and TeX's stretchiness: fixed-size for ``\\bar \\tilde \\hat \\dot \\vec`` ...,
-  stretchy for ``\\overline \\widehat \\widetilde \\overrightarrow`` ...
+  stretchy for ``\\overline \\widehat \\overrightarrow`` ... (``\\widetilde`` and
+  ``\\widecheck`` cannot stretch: STIX Two Math has wide variants only for the
+  combining U+0303/U+030C, which Chromium neither stretches nor centres).
 * Delimiters: ``\\lVert \\rVert \\lvert \\rvert`` come out as ``<mo>`` with no
   ``stretchy`` attribute, and the operator dictionary makes them stretch to the
   height of everything in their row (the norm bars beside a fraction were three
@@ -47,7 +49,9 @@ implements), each checked in headless Chromium with STIX Two Math:
 * Text is escaped properly (``\\text{a<b}`` produced a raw ``<``).
 
 A formula that uses a macro latex2mathml does not know (it would pass ``\\foo``
-through as text) or a stray ``&`` raises ``MathError``, which the hook turns into
+through as text), a stray ``&``, a missing argument (``\\frac{a}`` came out as a
+one-part fraction) or an ``\\operatorname`` with more than letters in it (it
+came out as an empty operator) raises ``MathError``, which the hook turns into
 a build failure naming the page and the formula.
 
 Accessible name: each ``<math>`` gets an ``aria-label`` that reads the formula
@@ -57,8 +61,9 @@ name aloud as text, and even cleaned LaTeX reads as "h underscore t" or
 "backslash tanh"; and from the tree, not from the LaTeX, because the tree has
 already resolved every macro into a handful of element types, so any formula
 latex2mathml accepts gets a label without a second parser. Chromium names a
-``<math>`` from ``aria-label`` (its role stays MathML's math role) and ignores
-``alttext``, which is therefore not written. The words are a plain reading,
+``<math>`` from ``aria-label`` (its role stays MathML's math role, so no
+``role`` attribute is needed) and ignores ``alttext`` (checked in its
+accessibility tree), which is therefore not written: it held the raw LaTeX. The words are a plain reading,
 not MathSpeak: a closing parenthesis after a function name and the closing bar
 of a norm are silent, as in "tanh of W x sub t plus b".
 """
@@ -66,7 +71,7 @@ of a norm are silent, as in "tanh of W x sub t plus b".
 import html
 import re
 import unicodedata
-from xml.etree.ElementTree import Element, SubElement, tostring
+from xml.etree.ElementTree import Element, tostring
 
 from latex2mathml import commands
 from latex2mathml.converter import Converter
@@ -139,10 +144,13 @@ BIG_OPERATORS = set("\u2211\u220F\u2210\u22C0\u22C1\u22C2\u22C3\u2A00\u2A01\u2A0
 # TeX's ordinary symbols that latex2mathml writes as <mo>.
 ORDINARY = set("\u2202\u2207\u221E\u2205\u22A4\u22A5\u2200\u2203\u2204\u2220\u00AC\u2032\u2033")
 
-# Characters Chromium draws in italic in a one-character <mi> (text-transform: math-auto).
+
 def _auto_italic(ch):
+    """True if Chromium draws `ch` in italic in a one-character <mi> (text-transform: math-auto)."""
     return (("A" <= ch <= "Z") or ("a" <= ch <= "z") or ("\u0391" <= ch <= "\u03A9")
-            or ("\u03B1" <= ch <= "\u03C9") or ch in "\u0131\u0237\u03D1\u03D5\u03D6\u03F0\u03F1\u03F4\u03F5\u2202\u2207")
+            or ("\u03B1" <= ch <= "\u03C9")
+            or ch in "\u0131\u0237\u03D1\u03D5\u03D6\u03F0\u03F1\u03F4\u03F5\u2202\u2207")
+
 
 NAMED_SPACES = {
     "veryverythinmathspace": 1 / 18, "verythinmathspace": 2 / 18, "thinmathspace": 3 / 18,
@@ -296,7 +304,6 @@ def _fix_fonts(math):
                 for extra in run[1:]:
                     parent.remove(extra)
             i += len(run)
-    return math
 
 
 def _upright_letter(element):
@@ -394,9 +401,9 @@ def _fix_stretchy(math):
         if not stretches_vertically(element.text or ""):
             continue
         # An operator over or under something (a brace, an extensible arrow) stretches to its width.
-        child, parent = element, parents.get(element)
+        parent = parents.get(element)
         while parent is not None and parent.tag in ("mstyle", "mrow", "mpadded") and len(parent) == 1:
-            child, parent = parent, parents.get(parent)
+            parent = parents.get(parent)
         if parent is not None and parent.tag in UNDER_OVER:
             continue
         element.set("stretchy", "false")
@@ -454,33 +461,29 @@ def _fix_spacing(math):
         children = list(parent)
         i = 0
         while i < len(children):
-            element = children[i]
-            if element.tag != "mspace" or set(element.attrib) - {"width"}:
+            if not _plain_space(children[i]):
                 i += 1
                 continue
-            total, run = 0.0, [element]
-            em = _em(element.get("width", "0em"))
-            while em is not None and i + len(run) < len(children):
-                following = children[i + len(run)]
-                em_next = _em(following.get("width", "0em")) if following.tag == "mspace" else None
-                if em_next is None or set(following.attrib) - {"width"}:
-                    break
-                run.append(following)
-            if em is None:
-                i += 1
-                continue
-            total = sum(_em(e.get("width", "0em")) for e in run)
+            j = i
+            while j + 1 < len(children) and _plain_space(children[j + 1]):
+                j += 1
+            run = children[i:j + 1]
+            total = round(sum(_em(e.get("width", "0em")) for e in run), 4)
             for extra in run[1:]:
                 parent.remove(extra)
-            total = round(total, 4)
             if abs(total) < 1e-4:
-                parent.remove(element)
+                parent.remove(run[0])
             elif total > 0:
-                element.attrib = {"width": f"{total:g}em"}
+                run[0].attrib = {"width": f"{total:g}em"}
             else:  # Chromium clamps a negative mspace width to 0; a margin is honoured
-                element.attrib = {"style": f"margin-inline-start:{total:g}em"}
-            children = list(parent)
-            i = children.index(element) + 1 if element in children else i
+                run[0].attrib = {"style": f"margin-inline-start:{total:g}em"}
+            i = j + 1
+
+
+def _plain_space(element):
+    """An <mspace> with nothing but a width that _em understands."""
+    return (element.tag == "mspace" and set(element.attrib) <= {"width"}
+            and _em(element.get("width", "0em")) is not None)
 
 
 def _clean(math):
@@ -488,12 +491,15 @@ def _clean(math):
         element.attrib.pop(SRC, None)
         element.attrib.pop(LIMITS, None)
         element.attrib.pop("xmlns", None)
-        if element.tag == "mo" and element.get("movablelimits") == "true" and (element.text or "") in BIG_OPERATORS:
+        if (element.tag == "mo" and element.get("movablelimits") == "true"
+                and (element.text or "") in BIG_OPERATORS):
             del element.attrib["movablelimits"]  # the operator dictionary says so already
-    # A row of one item is the item.
+    # A script, fraction or root part that is a row of one item is that item.
     for parent in list(math.iter()):
+        if parent.tag not in SCRIPTS + UNDER_OVER + ("mfrac", "mroot"):
+            continue
         for i, child in enumerate(list(parent)):
-            if child.tag == "mrow" and len(child) == 1 and not child.attrib and parent.tag in SCRIPTS + UNDER_OVER + ("mfrac", "mroot"):
+            if child.tag == "mrow" and len(child) == 1 and not child.attrib:
                 parent.remove(child)
                 parent.insert(i, child[0])
 
@@ -722,7 +728,8 @@ def speak(element):
         return ""
     if tag in SCRIPTS:
         base = kids[0]
-        if base.tag == "mo" and ((base.text or "") in BIG_OPERATORS or base.get("movablelimits") == "true"):
+        if base.tag == "mo" and ((base.text or "") in BIG_OPERATORS or (base.text or "") in BIG_WORDS
+                                 or base.get("movablelimits") == "true"):
             if tag == "msub":
                 return _big_words(base, under=kids[1])
             if tag == "msup":

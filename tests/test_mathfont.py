@@ -9,7 +9,6 @@ Reading and writing WOFF2 needs the brotli module (pinned in requirements.txt).
 
 import io
 import unicodedata
-from pathlib import Path
 
 import pytest
 

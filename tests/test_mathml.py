@@ -12,7 +12,6 @@ import html
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
