@@ -46,6 +46,8 @@ implements), each checked in headless Chromium with STIX Two Math:
   variants are mapped to Unicode's mathematical alphanumerics.
 * Ordinary symbols (``\\partial \\nabla \\infty \\top`` ...) came out as operators,
   with operator spacing; they become ``<mi>``.
+* Primes: ``\\tanh'`` came out as a superscript prime, small and floating (STIX
+  Two Math's prime is a text glyph already drawn high); it follows its base.
 * Text is escaped properly (``\\text{a<b}`` produced a raw ``<``).
 
 A formula that uses a macro latex2mathml does not know (it would pass ``\\foo``
@@ -330,11 +332,35 @@ def _fix_symbols(math):
             element.set(SRC, "function")
 
 
+PRIMES = set("\u2032\u2033\u2034\u2057")
+
+
+def _is_primed(element):
+    """A base followed by its prime, as _fix_primes writes f' : <mrow>f <mo>′</mo></mrow>."""
+    return (element.tag == "mrow" and len(element) == 2 and element[1].tag == "mo"
+            and bool(element[1].text) and set(element[1].text) <= PRIMES)
+
+
 def _core(element):
-    """The innermost base of a script or under/over construct."""
-    while element.tag in SCRIPTS + UNDER_OVER and len(element):
+    """The innermost base of a script or under/over construct, or of a primed name."""
+    while (element.tag in SCRIPTS + UNDER_OVER and len(element)) or _is_primed(element):
         element = element[0]
     return element
+
+
+def _fix_primes(math):
+    """f' and \\tanh' : the prime after the base, not in a superscript.
+
+    STIX Two Math's prime is drawn high already, for text, and the font has no
+    script-size form of it; in a superscript it came out small and floating
+    above the letter. A prime with a subscript too (h'_t) stays a superscript.
+    """
+    for element in math.iter("msup"):
+        if len(element) == 2 and element[1].tag in ("mi", "mo") and len(element[1]) == 0 \
+                and (element[1].text or "x").strip() and set(element[1].text) <= PRIMES:
+            element.tag = "mrow"
+            element[1].tag = "mo"
+            element[1].attrib = {"lspace": "0", "rspace": "0"}
 
 
 def _fix_limits(math):
@@ -516,6 +542,7 @@ def mathml_tree(tex, display=False):
     _check_structure(math, tex)
     _fix_fonts(math)
     _fix_symbols(math)
+    _fix_primes(math)
     _fix_limits(math)
     _fix_accents(math)
     _fix_stretchy(math)

@@ -204,6 +204,17 @@ def test_ordinary_symbols_are_identifiers():
     assert not [mo for mo in math.iter("mo") if mo.text in "\u2202\u22A4\u221E"]
 
 
+def test_a_prime_follows_its_base_unless_there_is_a_subscript_too():
+    # STIX Two Math's prime is a text glyph drawn high, with no script form: in a
+    # superscript it came out small and floating.
+    math = tree(r"\tanh'(a) + f''")
+    assert math.find(".//msup") is None
+    primed = [row for row in math.iter("mrow") if len(row) == 2 and row[1].tag == "mo"]
+    assert [(row[0].text, row[1].text) for row in primed] == [("tanh", "\u2032"), ("f", "\u2033")]
+    sub_and_prime = first(tree(r"h'_t"), "msubsup")
+    assert [e.text for e in sub_and_prime] == ["h", "t", "\u2032"]
+
+
 def test_odot_and_text():
     math = tree(r"C_t = f_t \odot C_{t-1} \qquad \text{(along the cell path)}")
     assert mos(math, "\u2299")
