@@ -81,9 +81,11 @@ def _italic(ch):
 
 
 _NAMES = {"odot": ("⊙", False), "sigma": ("\U0001D70E", False), "tanh": ("tanh", False)}
-# Where a tilde sits over an italic capital or h: fraction of the advance
-# (italic letters lean right, so their top centre is right of the middle).
-_TILDE_AT = {"\U0001D436": 0.62, "\u210E": 0.60, "\U0001D43B": 0.60}
+# Where a tilde sits over an italic letter: its centre as a fraction of the
+# advance (italic letters lean right, so their top is right of the middle) and
+# its height above the baseline in em (h's ascender is taller than a capital).
+_TILDE_AT = {"\U0001D436": (0.62, 0.84), "\u210E": (0.56, 0.93),
+             "\U0001D43B": (0.60, 0.86)}
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +223,8 @@ class _Svg:
         for text, s, shift, tilde in atoms:
             if tilde:
                 adv = _advance(text, s)
-                tildes.append((x + adv * _TILDE_AT.get(text, 0.55), baseline + shift, s))
+                at, up = _TILDE_AT.get(text, (0.55, 0.84))
+                tildes.append((x + adv * at, baseline + shift - up * s, s))
             if text and runs and runs[-1][1] == s and runs[-1][2] == shift and runs[-1][4]:
                 runs[-1][3] += text
             elif text:
@@ -236,8 +239,8 @@ class _Svg:
                          f'{escape(text)}</tspan>')
         self.add("text", f'<text class="{cls}" font-size="{_n(size)}">' + "".join(spans)
                  + "</text>")
-        for tx, base, s in tildes:
-            w, a, y = 0.42 * s, 0.07 * s, base - 0.84 * s
+        for tx, y, s in tildes:
+            w, a = 0.42 * s, 0.07 * s
             d = (f"M{_n(tx - w / 2)} {_n(y + a)} C{_n(tx - w / 6)} {_n(y - 2.2 * a)} "
                  f"{_n(tx + w / 6)} {_n(y + 2.2 * a)} {_n(tx + w / 2)} {_n(y - a)}")
             self.add("text", f'<path class="dg-tilde" d="{d}" fill="none" '
@@ -277,9 +280,9 @@ class _Svg:
         w, h = chip_size(header, values)
         self.box(cx, cy, w, h, f"dg-chip {cls}", rx=4)
         top = cy - h / 2
-        self.math(cx, top + 19, header)
+        self.math(cx, top + 21, header)
         if values:
-            ys = [top + 37 + NUM_LEAD * k for k in range(len(values))]
+            ys = [top + 39 + NUM_LEAD * k for k in range(len(values))]
             for y, value in zip(ys, values):
                 self.math(cx, y, fmt(value), size=NUM_SIZE, cls="dg-num")
             # square brackets: the entries form one column vector
@@ -312,8 +315,8 @@ def chip_size(header, values):
     w = math_width(header) + 12
     if values:
         w = max(w, max(_advance(fmt(x), NUM_SIZE) for x in values) + 15)
-        return w, 30 + NUM_LEAD * len(values)
-    return w, 28
+        return w, 32 + NUM_LEAD * len(values)
+    return w, 30
 
 
 def _check_prefix(prefix):
@@ -355,10 +358,10 @@ def rnn_unrolled(steps, h0=(0.0, 0.0), *, id_prefix="rnn-unrolled",
     chip_w = max(chip_size(hn, hv)[0] for hn, hv in zip(names, states))
     chip_h = max(chip_size(hn, hv)[1] for hn, hv in zip(names, states))
     x_h = max(chip_size(f"x_{s['t']}", s["x"])[1] for s in steps)
-    cell_w, cell_h = 56, 56
-    gap = max(70, chip_w + 10)
-    left = chip_w + 8  # the first cell's left edge
-    width = round(left + n * cell_w + (n - 1) * gap + chip_w + 4)
+    cell_w, cell_h = 48, 56
+    gap = chip_w + 16  # between two cells: an arrow with the state above it
+    left = chip_w + 12  # the first cell's left edge
+    width = round(left + n * cell_w + (n - 1) * gap + chip_w + 12)
     y_pred = 14  # the predicted words
     y_cell = 72 + chip_h  # centre line of the cells and of the state arrows
     y_x = y_cell + cell_h / 2 + 22 + x_h / 2  # the embeddings
@@ -373,7 +376,7 @@ def rnn_unrolled(steps, h0=(0.0, 0.0), *, id_prefix="rnn-unrolled",
     starts = [2] + [x + cell_w for x in edges]
     ends = edges + [width - 2]
     for k, (a, b) in enumerate(zip(starts, ends)):
-        svg.wire([(a, y_cell), (b, y_cell)], cls="dg-state", arrow=k < n)
+        svg.wire([(a, y_cell), (b, y_cell)], cls="dg-state")
         svg.chip((a + b) / 2, y_cell - 7 - chip_h / 2, names[k], states[k], "dg-c-state",
                  names[k])
     for k, s in enumerate(steps):
@@ -397,12 +400,14 @@ def rnn_unrolled(steps, h0=(0.0, 0.0), *, id_prefix="rnn-unrolled",
     if description is None:
         description = (
             f"Diagram: the recurrent network unrolled over the sentence “{words}”. "
-            f"{n} copies of one cell stand side by side, each with the same weights W and U; "
-            "above each, the same V turns the new hidden state into the output y, a "
+            + ("One cell, with the weights W and U; " if n == 1 else
+               f"{('Two', 'Three')[n - 2]} copies of one cell stand side by side, each with "
+               "the same weights W and U; ")
+            + "above each, the same V turns the new hidden state into the output y, a "
             "distribution over the next word. Below each cell the word read and its "
             "embedding x, the cell's input. The hidden state runs left to right through the "
-            f"cells: h_{steps[0]['t'] - 1} = {fmt_vec(h0)} goes in, "
-            + "; ".join(f"after “{s['word']}” h_{s['t']} = {fmt_vec(s['h'])}" for s in steps)
+            f"cells: h_{steps[0]['t'] - 1} = {fmt_vec(h0)} goes in; "
+            + "; ".join(f"after “{s['word']}”, h_{s['t']} = {fmt_vec(s['h'])}" for s in steps)
             + ". The embeddings: "
             + "; ".join(f"x_{s['t']} = {fmt_vec(s['x'])} for “{s['word']}”" for s in steps)
             + ". The most likely next word after each step: "
@@ -695,11 +700,13 @@ def gru_cell(values=None, notation="ch13", *, id_prefix="gru-cell", title=None,
             f"weighted, is added: {H} = {keep} ⊙ {Hp} + {new} ⊙ {Ht}. Below, {Hp} comes "
             f"down and meets the input {X}, coming up from below; together they feed two "
             f"sigma layers side by side, the reset gate {R} and the update gate {Z}. The "
-            f"reset gate multiplies {Hp} element-wise; that product and {X} feed the tanh "
-            f"layer that makes the candidate {Ht}, whose line passes under the update "
-            f"gate's. The update gate's line goes up to the state path through a "
-            + ("direct product, and to the candidate's product through a 1 - box."
-               if d2l else "1 - box, and to the candidate's product directly."))
+            f"reset gate multiplies {Hp} element-wise, and that product, whose line crosses "
+            f"the update gate's without joining it, and {X}, along the bottom, feed the tanh "
+            f"layer that makes the candidate {Ht}. The update gate's line goes "
+            + ("straight up to the product on the state path, and through a 1 - box to the "
+               "candidate's product." if d2l else
+               "up through a 1 - box to the product on the state path, and straight to the "
+               "candidate's product."))
         if v:
             parts = [(Hp, "h_prev"), (X, "x_t"), (Z, "z"), (R, "r"), (Ht, "h_tilde"),
                      (H, "h_t")]
