@@ -55,6 +55,9 @@ FONT = "assets/fonts/stix-two-math.woff2"  # relative to docs_dir and to site_di
 
 MATH = re.compile(r"<math\b[^>]*>(.*?)</math>", re.S | re.I)
 TAG = re.compile(r"<[^>]*>")
+# a diagram's text in the math font: <text class="dg-m ..."> or "dg-num" (diagrams.css)
+DIAGRAM_MATH = re.compile(r"<text\b[^>]*\bclass=\"[^\"]*\bdg-(?:m|num)\b[^\"]*\"[^>]*>(.*?)</text>",
+                          re.S | re.I)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 # Characters that draw nothing: the font need not have them.
@@ -97,12 +100,16 @@ class MathFontError(RuntimeError):
 
 def math_characters(html_text):
     """Every character the <math> elements of a page draw: their text (not their
-    attributes), and the radical sign where there is a square root."""
+    attributes), and the radical sign where there is a square root; and the text
+    the cell diagrams (generator/diagrams.py) set in the math font."""
     chars = set()
-    for match in MATH.finditer(COMMENT.sub("", html_text)):
+    text = COMMENT.sub("", html_text)
+    for match in MATH.finditer(text):
         chars.update(html.unescape(TAG.sub("", match.group(1))))
         if re.search(r"<m(?:sqrt|root)\b", match.group(1)):
             chars.add(RADICAL)
+    for match in DIAGRAM_MATH.finditer(text):
+        chars.update(html.unescape(TAG.sub("", match.group(1))))
     return chars
 
 

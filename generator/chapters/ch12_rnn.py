@@ -4,9 +4,16 @@ Its tables and numbers need no code here: the page names them
 (<!-- gen table decay from rnn.py --vanish -->).
 """
 
+from generator import diagrams
 from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch12-rnn.md", "rnn.py")
+
+
+@CHAPTER.diagram
+def unrolled(ctx):
+    steps = ctx.record("--unroll").steps
+    return diagrams.rnn_unrolled([s.plain() for s in steps], id_prefix="rnn-unrolled")
 
 
 @CHAPTER.figure

@@ -1,8 +1,34 @@
 """Chapter 13, LSTM and GRU: the figures of docs/ch13-gated.md, from docs/code/gated.py."""
 
+from generator import diagrams
 from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch13-gated.md", "gated.py")
+
+
+@CHAPTER.diagram
+def lstm_cell(ctx):
+    return diagrams.lstm_cell(id_prefix="lstm-cell")
+
+
+def _step(ctx):
+    step = ctx.record("--step")
+    inputs = {"h_prev": list(step.h_prev), "x_t": list(step.x_t), "C_prev": list(step.C_prev)}
+    return step, inputs
+
+
+@CHAPTER.diagram
+def lstm_step(ctx):
+    step, inputs = _step(ctx)
+    return diagrams.lstm_cell({**step.lstm.plain(), **inputs}, id_prefix="lstm-step",
+                              title="The LSTM cell, the step of the tables above")
+
+
+@CHAPTER.diagram
+def gru_step(ctx):
+    step, inputs = _step(ctx)
+    return diagrams.gru_cell({**step.gru.plain(), "h_prev": inputs["h_prev"],
+                              "x_t": inputs["x_t"]}, notation="ch13", id_prefix="gru-step")
 
 
 @CHAPTER.figure
