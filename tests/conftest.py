@@ -13,9 +13,13 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -226,6 +230,184 @@ def tree_files(folder):
     """{relative path: bytes} of every file below folder."""
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+# -- the browser ---------------------------------------------------------------------
+
+# Flags measured on this machine: headless, no sandbox (container), and no
+# background traffic of Chromium's own (component updates, sync, QUIC probes)
+# that would show up as requests to other hosts.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def site_pages(site_dir):
+    """URL paths of every page of the built site, from its files: '', 'ch12-rnn/', ...
+
+    Every `index.html` under site/ is a page (use_directory_urls); 404.html is not.
+    """
+    site_dir = Path(site_dir)
+    pages = []
+    for path in sorted(site_dir.rglob("index.html")):
+        rel = path.parent.relative_to(site_dir).as_posix()
+        pages.append("" if rel == "." else rel + "/")
+    return pages
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class StaticServer:
+    """`python3 -m http.server --bind 127.0.0.1 <port> -d <root>` as a subprocess."""
+
+    def __init__(self, root, port=None):
+        self.root = Path(root)
+        self.port = port or free_port()
+        self.host = f"127.0.0.1:{self.port}"
+        self.url = f"http://{self.host}/"
+        self.proc = None
+
+    def start(self, timeout=15.0):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+             str(self.port), "-d", str(self.root)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"http.server exited with {self.proc.returncode} "
+                                   f"before answering on port {self.port}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"http.server did not answer on {self.url} in {timeout} s")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def is_local(self, url):
+        """True for this server's URLs and for data:/blob: URLs (no network)."""
+        if url.startswith(("data:", "blob:")):
+            return True
+        return url.startswith(self.url) or url == self.url.rstrip("/")
+
+
+def launch_chromium(playwright, executable_path):
+    return playwright.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
+
+
+# -- formulas ------------------------------------------------------------------------
+
+def markdown_converter():
+    """Python-Markdown with the extensions mkdocs.yml lists, as MkDocs builds pages."""
+    import markdown
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))
+    names, settings = [], {}
+    for entry in config["markdown_extensions"]:
+        if isinstance(entry, dict):
+            (name, options), = entry.items()
+            names.append(name)
+            settings[name] = options or {}
+        else:
+            names.append(entry)
+    return markdown.Markdown(extensions=names, extension_configs=settings)
+
+
+FONT = DOCS / "assets" / "fonts" / "stix-two-math.woff2"
+CSS = """@font-face { font-family: "STIX Two Math"; src: url("/font.woff2") format("woff2"); }
+body { font: 16px/1.6 sans-serif; margin: 2em; }
+math { font-family: "STIX Two Math", math; font-size: 20px; }"""
+
+# id -> (LaTeX, display). Chosen for what can go wrong: accents, stretchy bars, fences.
+TRICKY = {
+    "bar": (r"\bar{A}^h_t", False),
+    "bartilde": (r"\bar{\tilde{H}}_t", False),
+    "hat": (r"\hat{Y}_t", False),
+    "norm_inline": (r"\frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta", False),
+    "norm_display": (r"g \leftarrow \frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta .", True),
+    "abs": (r"\lvert V \rvert \times H", False),
+    "left_right": (r"\left( \frac{\partial h_t}{\partial h_k} \right)", True),
+    "prod": (r"\frac{\partial h_t}{\partial h_k} = \prod_{j=k+1}^{t} \operatorname{diag}\!\left(\tanh'(a_j)\right) U,", True),
+    "gru": (r"\bar{Z}_t = \bar{H}_t \odot (H_{t-1} - \tilde{H}_t), \qquad \bar{A}^h_t = \bar{\tilde{H}}_t \odot (1 - \tilde{H}_t^2),", True),
+}
+
+
+def fixture_html(formulas=TRICKY):
+    """A page with each formula in a paragraph of its own, as MathML."""
+    from generator import mathml
+
+    body = "\n".join(f'<p id="p-{key}">Text before {mathml.to_mathml(tex, display)} and after.</p>'
+                     for key, (tex, display) in formulas.items())
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Formulas</title>'
+            f"<style>{CSS}</style></head><body><main><h1>Formulas</h1>{body}</main></body></html>")
+
+
+def open_fixture(browser, page_html, font_bytes):
+    """A page at http://fixture.test/ served from memory: no server, no network."""
+    page = browser.new_page()
+
+    def handle(route):
+        url = route.request.url
+        if url == "http://fixture.test/":
+            route.fulfill(body=page_html, content_type="text/html; charset=utf-8")
+        elif url == "http://fixture.test/font.woff2" and font_bytes is not None:
+            route.fulfill(body=font_bytes, content_type="font/woff2")
+        elif url.startswith("http://fixture.test/"):
+            route.fulfill(status=404, body="")
+        else:
+            route.abort()
+
+    page.route("**/*", handle)
+    page.goto("http://fixture.test/")
+    page.evaluate("document.fonts.ready")
+    return page
+
+
+BOXES_JS = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {x: r.x, y: r.y, w: r.width, h: r.height, top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const out = {};
+  for (const p of document.querySelectorAll('p[id^="p-"]')) {
+    const math = p.querySelector('math');
+    out[p.id.slice(2)] = {
+      math: box(math),
+      movers: [...math.querySelectorAll('mover')].map((m) => ({
+        base: box(m.children[0]), mark: box(m.children[1]), char: m.children[1].textContent,
+        sizes: [m.children[0], m.children[1]].map((e) => parseFloat(getComputedStyle(e).fontSize))})),
+      bars: [...math.querySelectorAll('mo')].filter((m) => ['\\u2016', '|'].includes(m.textContent)).map(box),
+      fences: [...math.querySelectorAll('mo[fence="true"]')].map(box),
+      names: [...math.querySelectorAll('mi')].filter((m) => m.textContent === 'diag').map(box),
+      all: [...math.querySelectorAll('*')].map(box),
+      fontSize: parseFloat(getComputedStyle(math).fontSize),
+    };
+  }
+  return {boxes: out, loaded: document.fonts.check('20px "STIX Two Math"'),
+          faces: [...document.fonts].map((f) => f.family + ':' + f.status)};
+}"""
 
 
 # -- fixtures ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
-from browser_support import StaticServer, launch_chromium, site_pages
+from conftest import StaticServer, launch_chromium, site_pages
 from conftest import SITE
 
 pytestmark = pytest.mark.browser

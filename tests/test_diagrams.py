@@ -13,6 +13,8 @@ import markdown
 import numpy as np
 import pytest
 
+from dataclasses import asdict
+
 from conftest import DOCS, load_script
 from generator import diagrams
 
@@ -28,11 +30,11 @@ SIGMA = "\U0001D70E"
 
 
 def lstm_values():
-    return gated.compute_lstm_step()
+    return asdict(gated.compute_lstm_step())
 
 
 def gru_values():
-    return {**gated.compute_gru_step(), "h_prev": gated.h_prev, "x_t": gated.x_t}
+    return {**asdict(gated.compute_gru_step()), "h_prev": gated.h_prev, "x_t": gated.x_t}
 
 
 def svg_of(figure):
@@ -61,7 +63,7 @@ def table_numbers(v):
 
 
 ALL = {
-    "rnn": lambda: diagrams.rnn_unrolled(rnn.compute_unroll()),
+    "rnn": lambda: diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll()]),
     "lstm": lambda: diagrams.lstm_cell(lstm_values()),
     "lstm-symbolic": lambda: diagrams.lstm_cell(),
     "gru": lambda: diagrams.gru_cell(gru_values()),
@@ -125,7 +127,7 @@ def test_ids_unique_with_several_diagrams_on_a_page():
         diagrams.lstm_cell(lstm_values(), id_prefix="lstm-b"),
         diagrams.gru_cell(gru_values(), id_prefix="gru-a"),
         diagrams.gru_cell(notation="d2l", id_prefix="gru-b"),
-        diagrams.rnn_unrolled(rnn.compute_unroll(), id_prefix="rnn-a"),
+        diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll()], id_prefix="rnn-a"),
     ])
     ids = re.findall(r'\sid="([^"]+)"', page)
     assert len(ids) == 15 and len(set(ids)) == len(ids)
@@ -158,7 +160,7 @@ def test_lstm_shows_every_value_of_the_step():
     for key, v in expected.items():
         assert shown[key][1] == table_numbers(v), key
     # the forget gate's numbers exactly as the table prints them
-    row = next(r for r in gated.format_lstm_table(step).splitlines() if "forget f" in r)
+    row = next(r for r in gated.format_lstm_table(gated.compute_lstm_step()).splitlines() if "forget f" in r)
     assert re.search(r"\((\S+), (\S+)\)", row).groups() == ("+0.8038", "+0.6964")
     assert shown["f"][1] == ["+0.8038", "+0.6964"]
 
@@ -196,18 +198,18 @@ def test_gru_shows_every_value_of_the_step():
         assert set(shown) == {"z", "r", "h_tilde", "h_t", "h_prev", "x_t"}
         for key in shown:
             assert shown[key][1] == table_numbers(v[key]), (notation, key)
-    row = next(r for r in gated.format_gru_table(v).splitlines() if "update z" in r)
+    row = next(r for r in gated.format_gru_table(gated.compute_gru_step()).splitlines() if "update z" in r)
     assert shown["z"][1] == table_numbers(v["z"]) and "+0.6011" in row
 
 
 def test_gru_without_inputs_shows_their_symbols():
-    shown = chips(svg_of(diagrams.gru_cell(gated.compute_gru_step())))
+    shown = chips(svg_of(diagrams.gru_cell(asdict(gated.compute_gru_step()))))
     assert shown["h_prev"][1] == [] and shown["x_t"][1] == []
-    assert shown["z"][1] == table_numbers(gated.compute_gru_step()["z"])
+    assert shown["z"][1] == table_numbers(asdict(gated.compute_gru_step())["z"])
 
 
 def test_rnn_shows_every_state_and_embedding():
-    steps = rnn.compute_unroll()
+    steps = [asdict(step) for step in rnn.compute_unroll()]
     svg = svg_of(diagrams.rnn_unrolled(steps))
     shown = chips(svg)
     assert shown["h_0"][1] == ["+0.0000", "+0.0000"]
@@ -217,7 +219,7 @@ def test_rnn_shows_every_state_and_embedding():
         assert shown[f"x_{t}"][1] == table_numbers(s["x"])
         assert shown[f"h_{t}"][0] == IT["h"] + str(t)
     # the unroll table's h_1 is the diagram's h_1
-    row = rnn.format_unroll_table(steps).splitlines()[2]
+    row = rnn.format_unroll_table(rnn.compute_unroll()).splitlines()[2]
     assert row.split("|")[5].strip() == "(+0.3885, -0.0500)"
     assert shown["h_1"][1] == ["+0.3885", "\u22120.0500"]
     words = texts(svg)

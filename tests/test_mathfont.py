@@ -15,7 +15,7 @@ import pytest
 from conftest import DOCS
 from generator import mathfont, mathml
 from generator.mathfont import MathFontError, math_characters, needed_characters, subset_font
-from test_mathml import BOXES_JS, TRICKY, fixture_html, markdown_converter, open_fixture
+from conftest import BOXES_JS, TRICKY, fixture_html, markdown_converter, open_fixture
 
 FONT = DOCS / "assets" / "fonts" / "stix-two-math.woff2"
 
@@ -195,7 +195,7 @@ def test_the_built_site_serves_a_subset_that_covers_its_pages(woff2, site):
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
-    from browser_support import launch_chromium
+    from conftest import launch_chromium
 
     with sync_playwright() as p:
         chromium = launch_chromium(p, chromium_path)

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import DOCS, ROOT
+from conftest import BOXES_JS, DOCS, FONT, ROOT, TRICKY, fixture_html, markdown_converter, open_fixture
 from generator import mathml
 from generator.mathml import MathError, convert_page, to_mathml
 
@@ -303,23 +303,6 @@ def test_label_reads_the_formula_in_words(tex, words):
 
 # --- every formula of the pages --------------------------------------------------
 
-def markdown_converter():
-    """Python-Markdown with the extensions mkdocs.yml lists, as MkDocs builds pages."""
-    import markdown
-    import yaml
-
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))
-    names, settings = [], {}
-    for entry in config["markdown_extensions"]:
-        if isinstance(entry, dict):
-            (name, options), = entry.items()
-            names.append(name)
-            settings[name] = options or {}
-        else:
-            names.append(entry)
-    return markdown.Markdown(extensions=names, extension_configs=settings)
-
-
 def page_formulas():
     """(page, LaTeX, display) for every formula on the hand-written pages."""
     md = markdown_converter()
@@ -359,81 +342,11 @@ def test_every_formula_on_the_pages_converts_with_a_word_label(page, tex, displa
 
 # --- in Chromium --------------------------------------------------------------------
 
-FONT = DOCS / "assets" / "fonts" / "stix-two-math.woff2"
-CSS = """@font-face { font-family: "STIX Two Math"; src: url("/font.woff2") format("woff2"); }
-body { font: 16px/1.6 sans-serif; margin: 2em; }
-math { font-family: "STIX Two Math", math; font-size: 20px; }"""
-
-# id -> (LaTeX, display). Chosen for what can go wrong: accents, stretchy bars, fences.
-TRICKY = {
-    "bar": (r"\bar{A}^h_t", False),
-    "bartilde": (r"\bar{\tilde{H}}_t", False),
-    "hat": (r"\hat{Y}_t", False),
-    "norm_inline": (r"\frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta", False),
-    "norm_display": (r"g \leftarrow \frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta .", True),
-    "abs": (r"\lvert V \rvert \times H", False),
-    "left_right": (r"\left( \frac{\partial h_t}{\partial h_k} \right)", True),
-    "prod": (r"\frac{\partial h_t}{\partial h_k} = \prod_{j=k+1}^{t} \operatorname{diag}\!\left(\tanh'(a_j)\right) U,", True),
-    "gru": (r"\bar{Z}_t = \bar{H}_t \odot (H_{t-1} - \tilde{H}_t), \qquad \bar{A}^h_t = \bar{\tilde{H}}_t \odot (1 - \tilde{H}_t^2),", True),
-}
-
-
-def fixture_html(formulas=TRICKY):
-    body = "\n".join(f'<p id="p-{key}">Text before {to_mathml(tex, display)} and after.</p>'
-                     for key, (tex, display) in formulas.items())
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Formulas</title>'
-            f"<style>{CSS}</style></head><body><main><h1>Formulas</h1>{body}</main></body></html>")
-
-
-def open_fixture(browser, page_html, font_bytes):
-    """A page at http://fixture.test/ served from memory: no server, no network."""
-    page = browser.new_page()
-
-    def handle(route):
-        url = route.request.url
-        if url == "http://fixture.test/":
-            route.fulfill(body=page_html, content_type="text/html; charset=utf-8")
-        elif url == "http://fixture.test/font.woff2" and font_bytes is not None:
-            route.fulfill(body=font_bytes, content_type="font/woff2")
-        elif url.startswith("http://fixture.test/"):
-            route.fulfill(status=404, body="")
-        else:
-            route.abort()
-
-    page.route("**/*", handle)
-    page.goto("http://fixture.test/")
-    page.evaluate("document.fonts.ready")
-    return page
-
-
-BOXES_JS = """() => {
-  const box = (el) => { const r = el.getBoundingClientRect();
-    return {x: r.x, y: r.y, w: r.width, h: r.height, top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
-  const out = {};
-  for (const p of document.querySelectorAll('p[id^="p-"]')) {
-    const math = p.querySelector('math');
-    out[p.id.slice(2)] = {
-      math: box(math),
-      movers: [...math.querySelectorAll('mover')].map((m) => ({
-        base: box(m.children[0]), mark: box(m.children[1]), char: m.children[1].textContent,
-        sizes: [m.children[0], m.children[1]].map((e) => parseFloat(getComputedStyle(e).fontSize))})),
-      bars: [...math.querySelectorAll('mo')].filter((m) => ['\\u2016', '|'].includes(m.textContent)).map(box),
-      fences: [...math.querySelectorAll('mo[fence="true"]')].map(box),
-      names: [...math.querySelectorAll('mi')].filter((m) => m.textContent === 'diag').map(box),
-      all: [...math.querySelectorAll('*')].map(box),
-      fontSize: parseFloat(getComputedStyle(math).fontSize),
-    };
-  }
-  return {boxes: out, loaded: document.fonts.check('20px "STIX Two Math"'),
-          faces: [...document.fonts].map((f) => f.family + ':' + f.status)};
-}"""
-
-
 @pytest.fixture(scope="module")
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
-    from browser_support import launch_chromium
+    from conftest import launch_chromium
 
     with sync_playwright() as p:
         chromium = launch_chromium(p, chromium_path)

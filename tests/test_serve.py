@@ -98,7 +98,7 @@ def test_an_error_under_serve_says_why_and_recovers_after_the_fix(served):
 def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, chromium_path):
     from playwright.sync_api import sync_playwright
 
-    from browser_support import CHROMIUM_ARGS
+    from conftest import CHROMIUM_ARGS
 
     copy, base, _ = served
     with sync_playwright() as p:
