@@ -1,22 +1,24 @@
-"""Build timings, side by side in one run: cold, warm, and a bare MkDocs build.
+"""Build timings, side by side in one run: cold, one chapter, warm, and a bare MkDocs build.
 
-    .venv/bin/python benchmarks/build.py [--repeat 5] [--measure-cold]
+    .venv/bin/python benchmarks/build.py [--repeat 5] [--cold-runs]
 
-warm : `make build` with nothing changed (the generator finds every page in
-       its cache, then MkDocs builds the site).
-bare : `mkdocs build --strict` of the same generated pages, nothing else: the
-       floor a warm build is compared with.
-cold : a copy of the project with an empty build cache: every page and plot
-       recomputed. Measurements (training runs, executed notebooks) come from
-       the measurement cache unless --measure-cold empties that too, which
-       retrains every model (minutes).
+cold      a copy of the project with no page cache: every chapter's worker runs
+          (the scripts' runs come from the run cache unless --cold-runs empties
+          that too, which retrains every model: minutes). Reports wall time and
+          CPU time, whose ratio says how many cores the build kept busy.
+chapter   one chapter module edited (a comment): that chapter's worker runs again.
+warm      `make build` with nothing changed.
+mkdocs    `mkdocs build` with nothing changed (the hook, without make's lock and swap).
+bare      MkDocs alone (no generator hook) on the generated tree the hook exports:
+          the floor a warm build is compared with.
 
-Warm and bare runs alternate, so machine noise hits both alike; the figures
-are medians, and the ratio is warm/bare (goal: at most 1.2).
+Warm, mkdocs and bare runs take turns, so machine noise hits all alike; the
+figures are medians; the ratio warm / bare has a goal of at most 1.2.
 """
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -26,59 +28,92 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = ROOT / ".venv" / "bin"
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+BIN = ROOT / ".venv" / "bin"
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+SOURCES = ("docs", "generator", "mkdocs.yml", "requirements.txt", "Makefile")
 
 
-def timed(cmd, cwd=ROOT, env=ENV):
+def timed(cmd, cwd, env=ENV):
+    """(wall seconds, CPU seconds of the command and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
+    result = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True,
+                            text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         sys.exit(f"benchmark: `{' '.join(map(str, cmd))}` failed:\n{result.stderr}")
-    return seconds, result
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def copy(dest):
+    dest.mkdir(parents=True)
+    for name in SOURCES:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
+
+
+def bare_config(project, exported):
+    """mkdocs.yml for the exported tree, without the generator hook."""
+    text = (project / "mkdocs.yml").read_text("utf-8")
+    text = text.replace("docs_dir: docs", f"docs_dir: {exported}")
+    text = "\n".join(line for line in text.splitlines() if "generator/hook.py" not in line)
+    code = "".join(f"      - {page.stem}.py: code/{page.name}\n"
+                   for page in sorted((exported / "code").glob("*.md")))
+    text = text.replace("\n  - GRU conventions", f"\n  - Code:\n{code}  - GRU conventions", 1)
+    path = project / "mkdocs-bare.yml"
+    path.write_text(text, "utf-8")
+    return path
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="warm/bare pairs (default 5)")
-    parser.add_argument("--measure-cold", action="store_true",
-                        help="also empty the measurement cache for the cold build (retrains)")
+    parser.add_argument("--repeat", type=int, default=5, help="warm/mkdocs/bare rounds (5)")
+    parser.add_argument("--cold-runs", action="store_true",
+                        help="also empty the run cache for the cold build (retrains)")
     args = parser.parse_args(argv)
-    if not (VENV_BIN / "mkdocs").exists():
+    if not (BIN / "mkdocs").exists():
         sys.exit("benchmark: run `make build` first (it creates .venv)")
+    tmp = Path(tempfile.mkdtemp(prefix="build-bench-"))
+    try:
+        project = copy(tmp / "project")
+        env = dict(ENV)
+        if args.cold_runs:
+            env["RNN_EXPLAINER_CACHE"] = str(tmp / "runs")
+        cold = timed(["make", "build"], project, env)
 
-    timed(["make", "build"])  # make sure everything is warm
-    bare_site = Path(tempfile.mkdtemp(prefix="bare-site-"))
-    warm, bare = [], []
-    for _ in range(args.repeat):
-        warm.append(timed(["make", "build"])[0])
-        bare.append(timed([VENV_BIN / "mkdocs", "build", "--strict", "--quiet",
-                           "--site-dir", bare_site])[0])
-    shutil.rmtree(bare_site, ignore_errors=True)
+        module = project / "generator" / "chapters" / "ch12_rnn.py"
+        module.write_text(module.read_text("utf-8") + "\n# edited\n", "utf-8")
+        chapter = timed(["make", "build"], project, env)
 
-    copy = Path(tempfile.mkdtemp(prefix="cold-build-"))
-    for name in ("docs", "generator", "mkdocs.yml", "requirements.txt"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, copy / name)
-    env = dict(ENV)
-    if args.measure_cold:
-        env["RNN_EXPLAINER_CACHE"] = str(copy / "measurements")
-    cold, result = timed([VENV_BIN / "python", "-m", "generator", "build"], cwd=copy, env=env)
-    shutil.rmtree(copy, ignore_errors=True)
+        exported = tmp / "exported"
+        timed([BIN / "mkdocs", "build", "--site-dir", tmp / "site-export"], project,
+              {**env, "RNN_EXPLAINER_EXPORT": str(exported)})
+        bare_yml = bare_config(project, exported)
+        runs = {"warm": [], "mkdocs": [], "bare": []}
+        for _ in range(args.repeat):
+            runs["warm"].append(timed(["make", "build"], project, env)[0])
+            runs["mkdocs"].append(timed([BIN / "mkdocs", "build", "--site-dir",
+                                         tmp / "site-mkdocs"], project, env)[0])
+            runs["bare"].append(timed([BIN / "mkdocs", "build", "-f", bare_yml, "--site-dir",
+                                       tmp / "site-bare"], project, env)[0])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
-    w, b = statistics.median(warm), statistics.median(bare)
-    print(f"build timings, median of {args.repeat} (seconds)")
-    print(f"  cold build ({'measurements too' if args.measure_cold else 'page cache empty'}): "
-          f"{cold:7.2f}")
-    for line in result.stdout.splitlines():
-        if "computed in" in line:
-            print("      " + line)
-    print(f"  warm `make build`:                  {w:7.2f}   (runs: "
-          + ", ".join(f"{x:.2f}" for x in warm) + ")")
-    print(f"  bare `mkdocs build --strict`:       {b:7.2f}   (runs: "
-          + ", ".join(f"{x:.2f}" for x in bare) + ")")
-    print(f"  warm / bare:                        {w / b:7.2f}   (goal: at most 1.20)")
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    print(f"build timings on {os.cpu_count()} cores (seconds)")
+    print(f"  cold ({'runs retrained' if args.cold_runs else 'page cache empty'}):"
+          f"{cold[0]:>15.2f} wall, {cold[1]:.2f} CPU: {cold[1] / cold[0]:.2f} cores busy")
+    print(f"  one chapter recomputed:      {chapter[0]:>7.2f} wall")
+    for name, label in (("warm", "warm `make build`"), ("mkdocs", "warm `mkdocs build`"),
+                        ("bare", "bare MkDocs, no hook")):
+        print(f"  {label + ':':<28} {med[name]:>7.2f}   median of "
+              + ", ".join(f"{x:.2f}" for x in runs[name]))
+    print(f"  warm / bare:                 {med['warm'] / med['bare']:>7.2f}   (goal: at most 1.20)")
+    print(f"  mkdocs / bare:               {med['mkdocs'] / med['bare']:>7.2f}")
     return 0
 
 

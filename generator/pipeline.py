@@ -27,7 +27,7 @@ from pathlib import Path
 from . import chapter as registry
 from . import markers as marker_syntax
 from .cache import FileHashes, PageCache, check_usable, page_cache_dir, run_cache_dir
-from .chapter import ROOT, GeneratorError
+from .chapter import DOCS, ROOT, GeneratorError
 
 RUN_CACHE_SETTING = "set RNN_EXPLAINER_CACHE to a folder that can be written"
 PAGE_CACHE_SETTING = "remove build/cache and build again"
@@ -118,6 +118,12 @@ class Pipeline:
             manifest, folder = results[ch.script]
             for rel in sorted(manifest["files"]):
                 files.append(File.generated(config, rel, abs_src_path=str(folder / rel)))
+        if os.environ.get("RNN_EXPLAINER_EXPORT"):
+            ours = (str(DOCS), str(page_cache_dir()))
+            for f in files:
+                if (not f.is_documentation_page() and f.inclusion.is_included()
+                        and f.abs_src_path and f.abs_src_path.startswith(ours)):
+                    _export(f.src_uri, Path(f.abs_src_path).read_bytes())
         return files
 
     def _pages(self, files):
@@ -188,13 +194,27 @@ class Pipeline:
         src = page.file.src_uri
         markers = marker_syntax.parse(src, markdown)
         if not markers:
+            _export(src, markdown.encode("utf-8"))
             return markdown
         fragments = self.fragments.get(src, {})
         missing = [mk for mk in markers if mk.key not in fragments]
         if missing:
             raise GeneratorError(f"{missing[0].where}: marker {missing[0].text} was added to "
                                  "the page while it was being built; build again")
-        return marker_syntax.substitute(markdown, markers, fragments)
+        markdown = marker_syntax.substitute(markdown, markers, fragments)
+        _export(src, markdown.encode("utf-8"))
+        return markdown
+
+
+def _export(rel, data):
+    """With RNN_EXPLAINER_EXPORT=DIR, also write the generated docs tree there: every page
+    with its markers filled and every file of docs/ or of the generator (benchmarks/build.py
+    builds that tree with MkDocs alone: the floor a warm build is compared with)."""
+    folder = os.environ.get("RNN_EXPLAINER_EXPORT")
+    if folder:
+        target = Path(folder) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 def _configured_site_url(config):

@@ -493,6 +493,8 @@ class MeasureReport:
     top_b_f: float  # the largest bias measured, and after T steps at that bias:
     top_full: float  # the full Jacobian's norm
     top_path_best: float  # the best unit's cell path
+    zero_full: float  # at b_f = 0, after `distance` steps: the full Jacobian's norm
+    zero_path: float  # and the median unit's cell path
 
 
 def report_highway(args, out):
@@ -573,8 +575,11 @@ def report_measure(args, out):
              "gate sits higher keep far more. The full Jacobian also runs through h_t and\n"
              "back into the gates, a second route the highway picture leaves out.")
     top = max(measured, key=lambda m: m.b_f)
+    zero = next(m for m in measured if m.b_f == 0.0)
+    k = MEASURE_DISTANCE - 1
     return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, MEASURE_SEED,
-                         MEASURE_DISTANCE, measured, top.b_f, top.full[-1], top.path_max[-1])
+                         MEASURE_DISTANCE, measured, top.b_f, top.full[-1], top.path_max[-1],
+                         zero.full[k], zero.path_median[k])
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
