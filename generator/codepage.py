@@ -16,7 +16,7 @@ import hashlib
 import zlib
 
 from .chapter import CODE
-from .tables import console_block
+from .tables import _longest_backtick_run, console_block
 
 INSTALL = '''\
 # numpy is the only dependency. Colab already has it, so there this cell installs
@@ -153,8 +153,10 @@ def page(chapter, title, summary, runs, colab, default_all):
     ]
     for cmd, description, run in runs:
         out += ["", f"### `{cmd}`", "", description, "", console_block(run.text)]
-    body = "\n".join("    " + line if line else "" for line in
-                     f"```python linenums=\"1\"\n{source.rstrip()}\n```".splitlines())
+    fence = "`" * max(3, _longest_backtick_run(source) + 1)
+    listing = (f'<div data-search-exclude markdown>\n\n{fence}python linenums="1"\n'
+               f"{source.rstrip()}\n{fence}\n\n</div>")
+    body = "\n".join("    " + line if line else "" for line in listing.splitlines())
     out += ["", "## The script", "",
             f'??? note "{name}, {lines} lines, exactly as served"', "", body, ""]
     return "\n".join(out)

@@ -6,6 +6,7 @@ for the files they draw.
     return ctx.figure(draw, alt="...")       # a plot, light and dark
 """
 
+import html
 import posixpath
 
 from . import plotstyle
@@ -54,21 +55,29 @@ class Context:
         return f"generator/chapters/{self.chapter.module}.py: {self.producer}"
 
     def figure(self, draw, alt, caption=None, size=plotstyle.SIZE):
-        """A plot in a light and a dark variant; the page shows the one of its theme.
+        """A plot in a light and a dark variant, each at two sizes: the page shows the
+        variant of its theme, the phone size on a narrow screen (where the desktop size
+        would shrink its type below legibility), and links it at full size.
 
-        draw(fig, colors) draws on a matplotlib figure; alt describes what the plot
-        shows (one line), caption (optional) sits under it.
+        draw(fig, colors) draws on a matplotlib figure of either size; alt describes
+        what the plot shows (one line); caption (optional) sits under it.
         """
-        if not alt or "]" in alt or "\n" in alt:
-            raise GeneratorError(f"{self.where}: a figure needs a one-line alt text without ']'")
+        if not alt or "\n" in alt:
+            raise GeneratorError(f"{self.where}: a figure needs a one-line alt text")
+        alt = html.escape(alt, quote=True)
         stem = posixpath.splitext(posixpath.basename(self.chapter.page))[0]
-        images = plotstyle.render(draw, size)
+        wide = plotstyle.render(draw, size)
+        narrow = plotstyle.render(draw, plotstyle.phone_size(size), phone=True)
         width, height = (round(v * plotstyle.DPI) for v in size)
-        lines = ['<figure markdown="span">']
-        for theme, png in images.items():
-            link = self.add_file(f"img/{stem}/{self.producer}-{theme}.png", png)
-            lines.append(f'![{alt}]({link}#only-{theme}){{ width="{width}" height="{height}" '
-                         f'loading=lazy }}')
+        lines = ['<figure class="plot" markdown="0">']
+        for theme in wide:
+            big = self.add_file(f"img/{stem}/{self.producer}-{theme}.png", wide[theme])
+            small = self.add_file(f"img/{stem}/{self.producer}-{theme}-phone.png", narrow[theme])
+            lines.append(
+                f'<a class="plot-link only-{theme}" href="{big}" title="Open the plot at full '
+                f'size"><picture><source media="(max-width: 44.9375em)" srcset="{small}">'
+                f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
+                f'loading="lazy"></picture></a>')
         if caption:
             lines.append(f"<figcaption>{caption}</figcaption>")
         lines.append("</figure>")

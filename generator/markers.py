@@ -159,11 +159,18 @@ def check(markers, chapter, scripts):
 
 
 def substitute(text, markers, fragments):
-    """The page with each marker replaced by its fragment ({marker key: markdown})."""
+    """The page with each marker replaced by its fragment ({marker key: markdown}). A block
+    fragment takes the indentation of its marker's line, so a marker inside an admonition
+    or a list item fills it."""
     out, pos = [], 0
     for mk in markers:
         out.append(text[pos:mk.start])
-        out.append(fragments[mk.key])
+        fragment = fragments[mk.key]
+        if mk.alone:
+            indent = text[text.rfind("\n", 0, mk.start) + 1:mk.start]
+            fragment = fragment.replace("\n", "\n" + indent)
+            fragment = "\n".join(line.rstrip() for line in fragment.split("\n"))
+        out.append(fragment)
         pos = mk.end
     out.append(text[pos:])
     return "".join(out)

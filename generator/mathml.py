@@ -818,16 +818,42 @@ def _tidy(words):
 
 # --- the MkDocs hook ---------------------------------------------------------------
 
+def display_parts(tex):
+    """A display formula split at its top-level \\qquad: the equations a page sets side by
+    side. Shown as one row that wraps, so a phone gets one equation per line."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch == "\\" and tex.startswith("\\qquad", i) and depth == 0 \
+                and not tex[i + 6:i + 7].isalpha():
+            parts.append(tex[start:i])
+            i = start = i + 6
+            continue
+        if ch == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        i += 1
+    parts.append(tex[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 def convert_page(html_text, where="page"):
-    """Every arithmatex formula in `html_text` replaced by MathML (pure; raises MathError)."""
+    """Every arithmatex formula in `html_text` replaced by MathML (pure; raises MathError).
+    A display formula of several equations side by side becomes a row of them that wraps."""
 
     def replace(match):
         tag, opening, tex = match.group(1), match.group(2), html.unescape(match.group(3))
+        display = opening == "\\["
+        parts = display_parts(tex) if display else [tex]
         try:
-            mathml = to_mathml(tex, opening == "\\[")
+            mathml = "".join(to_mathml(part, display) for part in parts)
         except MathError as exc:
             raise MathError(f"{where}: {exc}") from exc
-        return f'<div class="math-block">{mathml}</div>' if tag == "div" else mathml
+        if tag != "div":
+            return mathml
+        row = " math-row" if len(parts) > 1 else ""
+        return f'<div class="math-block{row}">{mathml}</div>'
 
     out = ARITHMATEX.sub(replace, html_text)
     if 'class="arithmatex"' in out:

@@ -15,6 +15,14 @@ from typing import Tuple
 
 SIZE = (7.2, 3.6)  # inches; every figure shares one width so pages line up
 DPI = 144  # 1037 pixels wide: sharp on a high-density screen at the page's width
+PHONE_WIDTH = 4.0  # inches: 576 pixels, shown about 360 wide on a phone, type stays legible
+PHONE_SCALE = 1.15  # and its type a little larger still
+
+
+def phone_size(size):
+    """The phone variant of a figure size: narrower, a little taller for its width."""
+    width, height = size
+    return (PHONE_WIDTH, round(max(height * PHONE_WIDTH / width * 1.45, 2.6), 2))
 
 
 @dataclass(frozen=True)
@@ -33,13 +41,15 @@ THEMES = {
 }
 
 
-def _rc(colors):
+def _rc(colors, scale=1.0):
     return {
         "font.family": "DejaVu Sans",
-        "font.size": 10,
-        "axes.titlesize": 11,
-        "axes.labelsize": 10,
-        "legend.fontsize": 9,
+        "font.size": 10 * scale,
+        "axes.titlesize": 11 * scale,
+        "axes.labelsize": 10 * scale,
+        "legend.fontsize": 9 * scale,
+        "xtick.labelsize": 10 * scale,
+        "ytick.labelsize": 10 * scale,
         "figure.facecolor": colors.bg,
         "axes.facecolor": colors.bg,
         "savefig.facecolor": colors.bg,
@@ -67,8 +77,8 @@ def _cycler(series):
     return cycler(color=list(series))
 
 
-def render(draw, size=SIZE):
-    """{'light': png bytes, 'dark': png bytes} for one figure."""
+def render(draw, size=SIZE, phone=False):
+    """{'light': png bytes, 'dark': png bytes} for one figure (phone: the larger type)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -76,7 +86,7 @@ def render(draw, size=SIZE):
 
     images = {}
     for theme, colors in THEMES.items():
-        with plt.rc_context(_rc(colors)):
+        with plt.rc_context(_rc(colors, PHONE_SCALE if phone else 1.0)):
             fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
             try:
                 draw(fig, colors)

@@ -22,18 +22,24 @@ def command_label(cmd):
 
 
 def command_table(cmd, table):
-    """A script's table under the command that prints it."""
-    return f"{command_label(cmd)}\n\n{table}"
+    """A script's table under the command that prints it. The table is kept out of the
+    search index (a table flattened into a snippet reads as noise); the label is not."""
+    return (f'{command_label(cmd)}\n\n<div class="command-output" data-search-exclude '
+            f'markdown>\n\n{table}\n\n</div>')
 
 
 def console_block(text, prompt=None):
-    """Verbatim output in a fenced block (the fence longer than any run of backticks);
-    with `prompt`, the command first, as a terminal shows it."""
+    """Verbatim output in a fenced block (the fence longer than any run of backticks),
+    kept out of the search index; with `prompt`, the command first, as a terminal shows
+    it (the copy button copies the command alone)."""
     body = text.rstrip("\n")
+    lexer = "text"
     if prompt:
         body = f"$ {prompt}\n{body}"
+        lexer = "console"
     fence = "`" * max(3, _longest_backtick_run(body) + 1)
-    return f"{fence}text\n{body}\n{fence}"
+    return (f'<div class="command-output" data-search-exclude markdown>\n\n'
+            f"{fence}{lexer}\n{body}\n{fence}\n\n</div>")
 
 
 def _longest_backtick_run(text):
