@@ -47,8 +47,17 @@ class Context:
         return self.link(relpath)
 
     def link(self, relpath):
-        """A link from this chapter's page to docs/<relpath>."""
+        """A link from this chapter's page to docs/<relpath>, for markdown (MkDocs turns
+        it into the published address)."""
         return posixpath.relpath(relpath, posixpath.dirname(self.chapter.page) or ".")
+
+    def url(self, relpath):
+        """The address of docs/<relpath> relative to the published page, for raw HTML,
+        which MkDocs leaves as it is (directory URLs: ch12-rnn.md is ch12-rnn/)."""
+        page_dir = posixpath.splitext(self.chapter.page)[0]
+        if posixpath.basename(page_dir) == "index":
+            page_dir = posixpath.dirname(page_dir)
+        return posixpath.relpath(relpath, page_dir or ".")
 
     @property
     def where(self):
@@ -71,11 +80,16 @@ class Context:
         width, height = (round(v * plotstyle.DPI) for v in size)
         lines = ['<figure class="plot" markdown="0">']
         for theme in wide:
-            big = self.add_file(f"img/{stem}/{self.producer}-{theme}.png", wide[theme])
-            small = self.add_file(f"img/{stem}/{self.producer}-{theme}-phone.png", narrow[theme])
+            big_file, small_file = (f"img/{stem}/{self.producer}-{theme}{variant}.png"
+                                    for variant in ("", "-phone"))
+            self.add_file(big_file, wide[theme])
+            self.add_file(small_file, narrow[theme])
+            big, small = self.url(big_file), self.url(small_file)
+            small_w, small_h = plotstyle.png_size(narrow[theme])
             lines.append(
                 f'<a class="plot-link only-{theme}" href="{big}" title="Open the plot at full '
-                f'size"><picture><source media="(max-width: 44.9375em)" srcset="{small}">'
+                f'size"><picture><source media="(max-width: 44.9375em)" srcset="{small}" '
+                f'width="{small_w}" height="{small_h}">'
                 f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
                 f'loading="lazy"></picture></a>')
         if caption:

@@ -560,6 +560,7 @@ def to_mathml(tex, display=False):
     words = _tidy(speak(math))
     attrib = {"display": "block"} if display else {}
     attrib["aria-label"] = words
+    attrib["data-tex"] = tex.strip()  # the source, for tests that compare with a script's text
     math.attrib = attrib
     return tostring(math, encoding="unicode", short_empty_elements=True)
 

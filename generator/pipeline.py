@@ -51,6 +51,9 @@ class Pipeline:
         check_usable(run_cache_dir(), "run cache", RUN_CACHE_SETTING)
         check_usable(page_cache_dir(), "page cache", PAGE_CACHE_SETTING)
         self.chapters = registry.chapters()
+        if not config.use_directory_urls:
+            raise GeneratorError("mkdocs.yml: use_directory_urls must be true: the figures' "
+                                 "raw HTML links are written for directory URLs")
         colab = (config.extra or {}).get("colab") or {}
         if "repository" not in colab:
             raise GeneratorError("mkdocs.yml: extra.colab.repository (owner/name on GitHub) "

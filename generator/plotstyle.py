@@ -90,12 +90,38 @@ def render(draw, size=SIZE, phone=False):
             fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
             try:
                 draw(fig, colors)
+                if phone:
+                    _legends_below(fig)
                 buf = io.BytesIO()
-                fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+                fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
+                            bbox_inches="tight" if phone else None, pad_inches=0.08)
             finally:
                 plt.close(fig)
         images[theme] = compress_png(buf.getvalue())
     return images
+
+
+def _legends_below(fig):
+    """On a phone a legend inside the axes covers the curves: move each one under its
+    axes, one entry per line, and let the figure grow to hold it."""
+    rows = 0
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+        legend.remove()
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=1,
+                  frameon=False, borderaxespad=0.0)
+        rows = max(rows, len(labels))
+    if rows:
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height + 0.26 * rows + 0.2)
+
+
+def png_size(png):
+    """(width, height) in pixels of a PNG."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 def compress_png(png):

@@ -6,6 +6,7 @@ format the numbers that prose quotes.
 """
 
 import math
+import re
 import shlex
 
 from .chapter import GeneratorError
@@ -22,10 +23,70 @@ def command_label(cmd):
 
 
 def command_table(cmd, table):
-    """A script's table under the command that prints it. The table is kept out of the
-    search index (a table flattened into a snippet reads as noise); the label is not."""
+    """A script's table under the command that prints it, its header typeset like the
+    page's equations (typeset_header). The table is kept out of the search index (a
+    table flattened into a snippet reads as noise); the label is not."""
     return (f'{command_label(cmd)}\n\n<div class="command-output" data-search-exclude '
-            f'markdown>\n\n{table}\n\n</div>')
+            f'markdown>\n\n{typeset_header(table)}\n\n</div>')
+
+
+# How a table's header is typeset. The scripts print their headers in a plain notation
+# that reads well in a terminal (h_{t-1}, sigma(b_f), rho^47); on the page each run of
+# notation in a header cell becomes the same formula in LaTeX, which the math hook
+# typesets like the equations, while words stay words. The table's body, the numbers,
+# is never touched: it is exactly what the command prints. A cell is changed only where
+# it has a subscript, a superscript or one of these names:
+GREEK = ("sigma", "rho", "lambda", "theta", "alpha", "beta", "gamma", "delta", "epsilon")
+FUNCTIONS = ("tanh",)
+STRONG = re.compile(rf"[_^]|^({'|'.join(GREEK + FUNCTIONS)})(?![a-z])")
+OPERATOR = re.compile(r"^[-+=*/]$")
+SINGLE = re.compile(r"^\(?[A-Za-z]\)?[,']?$")  # a one-letter variable: W, x, (q)
+
+
+def typeset_header(table):
+    """The markdown table with its header row typeset (see above); the rest as it was."""
+    lines = table.split("\n")
+    if len(lines) < 2 or not lines[0].startswith("|"):
+        return table
+    cells = lines[0].strip().strip("|").split("|")
+    typeset = [header_cell(c.strip()) for c in cells]
+    lines[0] = "| " + " | ".join(typeset) + " |"
+    return "\n".join(lines)
+
+
+def header_cell(text):
+    """One header cell: its runs of notation as $LaTeX$, its words as they are."""
+    tokens = text.split(" ")
+    out, run = [], []
+
+    def flush():
+        if run and any(STRONG.search(t) for t in run):
+            while run and OPERATOR.match(run[-1]):  # a trailing operator stays outside
+                run.pop()
+            out.append("$" + " ".join(notation_tex(t) for t in run) + "$")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for token in tokens:
+        if STRONG.search(token) or OPERATOR.match(token) or SINGLE.match(token):
+            run.append(token)
+        else:
+            flush()
+            out.append(token)
+    flush()
+    return " ".join(out)
+
+
+def notation_tex(token):
+    """One token of a script's notation in LaTeX: sigma -> \\sigma, _47 -> _{47},
+    factor^47 -> \\text{factor}^{47}."""
+    tex = re.sub(rf"(?<![A-Za-z\\])({'|'.join(GREEK + FUNCTIONS)})(?![a-z])", r"\\\1", token)
+    tex = re.sub(r"([_^])([A-Za-z0-9]{2,})", r"\1{\2}", tex)
+    tex = re.sub(r"(?<![\\A-Za-z])([A-Za-z]{2,})(?=[_^])",
+                 lambda m: m.group(1) if m.group(1) in ("dh", "dC") else rf"\text{{{m.group(1)}}}",
+                 tex)
+    return tex
 
 
 def console_block(text, prompt=None):

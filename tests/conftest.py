@@ -173,11 +173,19 @@ def html_command_tables(html):
 
 
 def cell_text(cell):
-    """A table cell's text as the script printed it: typeset math reads back as its
-    source (the alttext the math hook keeps)."""
+    """A table cell's text, typeset formulas read back as $their LaTeX$ (data-tex)."""
     for math in cell.find_all("math"):
-        math.replace_with(math.get("data-source") or math.get("alttext") or math.get_text())
-    return cell.get_text(strip=True)
+        math.replace_with(f"${math['data-tex']}$")
+    return " ".join(cell.get_text().split())
+
+
+def shown_cells(printed):
+    """The cells a page shows for a table a script printed: the same, with the header's
+    notation typeset (generator.tables.typeset_header, tested on its own)."""
+    from generator.tables import typeset_header
+
+    return [[" ".join(c.split()) for c in row] for row in
+            cells_of_markdown(typeset_header(printed))]
 
 
 # -- copies of the project, built -----------------------------------------------------

@@ -9,8 +9,8 @@ a chapter's commands print is on some page.
 
 import pytest
 
-from conftest import (CHAPTERS, cells_of_markdown, html_command_tables, output_of, outputs_of,
-                      page_html, page_markers, table_blocks)
+from conftest import (CHAPTERS, html_command_tables, output_of, outputs_of, page_html,
+                      page_markers, shown_cells, table_blocks)
 from generator.tables import command
 
 MARKERS = page_markers()
@@ -35,7 +35,7 @@ def test_every_table_on_the_page_is_what_its_command_prints(page, site):
     assert [cmd for cmd, _ in shown] == [command(m.script, m.argv) for m in wanted], \
         f"{page}: the command labels are not the markers' commands, in order"
     for (cmd, rows), m in zip(shown, wanted):
-        tables = [t for t in table_blocks(output_of(cmd)) if cells_of_markdown(t) == rows]
+        tables = [t for t in table_blocks(output_of(cmd)) if shown_cells(t) == rows]
         assert tables, (f"{page}: the table under `{cmd}` (marker '{m.name}', line {m.line}) "
                         f"is not one the command prints:\n{rows}")
 
@@ -48,7 +48,7 @@ def test_every_table_a_chapter_command_prints_is_on_a_page(ch, site):
     shown = [rows for page in TABLE_PAGES for _, rows in html_command_tables(page_html(page))]
     for cmd in commands:
         for table in table_blocks(output_of(cmd)):
-            assert cells_of_markdown(table) in shown, \
+            assert shown_cells(table) in shown, \
                 f"`{cmd}` prints a table no page shows:\n{table}"
 
 
@@ -62,5 +62,5 @@ def test_the_vanish_table_of_the_served_copy_is_on_the_page(site, tmp_path):
     assert result.returncode == 0
     shown = [rows for cmd, rows in html_command_tables(page_html("ch12-rnn.md"))
              if cmd == "python3 rnn.py --vanish"]
-    printed = [cells_of_markdown(t) for t in table_blocks(result.stdout)]
+    printed = [shown_cells(t) for t in table_blocks(result.stdout)]
     assert shown == printed and len(shown) == 2
