@@ -154,8 +154,8 @@ def page(chapter, title, summary, runs, colab, default_all):
     for cmd, description, run in runs:
         out += ["", f"### `{cmd}`", "", description, "", console_block(run.text)]
     fence = "`" * max(3, _longest_backtick_run(source) + 1)
-    listing = (f'<div data-search-exclude markdown>\n\n{fence}python linenums="1"\n'
-               f"{source.rstrip()}\n{fence}\n\n</div>")
+    listing = (f'<section class="listing" data-search-exclude markdown>\n\n{fence}python linenums="1"\n'
+               f"{source.rstrip()}\n{fence}\n\n</section>")
     body = "\n".join("    " + line if line else "" for line in listing.splitlines())
     out += ["", "## The script", "",
             f'??? note "{name}, {lines} lines, exactly as served"', "", body, ""]

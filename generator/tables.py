@@ -26,8 +26,8 @@ def command_table(cmd, table):
     """A script's table under the command that prints it, its header typeset like the
     page's equations (typeset_header). The table is kept out of the search index (a
     table flattened into a snippet reads as noise); the label is not."""
-    return (f'{command_label(cmd)}\n\n<div class="command-output" data-search-exclude '
-            f'markdown>\n\n{typeset_header(table)}\n\n</div>')
+    return (f'{command_label(cmd)}\n\n<section class="command-output" data-search-exclude '
+            f'markdown>\n\n{typeset_header(table)}\n\n</section>')
 
 
 # How a table's header is typeset. The scripts print their headers in a plain notation
@@ -99,8 +99,8 @@ def console_block(text, prompt=None):
         body = f"$ {prompt}\n{body}"
         lexer = "console"
     fence = "`" * max(3, _longest_backtick_run(body) + 1)
-    return (f'<div class="command-output" data-search-exclude markdown>\n\n'
-            f"{fence}{lexer}\n{body}\n{fence}\n\n</div>")
+    return (f'<section class="command-output" data-search-exclude markdown>\n\n'
+            f"{fence}{lexer}\n{body}\n{fence}\n\n</section>")
 
 
 def _longest_backtick_run(text):

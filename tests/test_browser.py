@@ -12,19 +12,25 @@ so a page added to the site is checked without editing this file.
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlparse
 
+import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
 import pytest
+import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
-from conftest import StaticServer, launch_chromium, site_pages
-from conftest import SITE
+from conftest import CHAPTERS, ROOT, SITE, StaticServer, launch_chromium, site_pages
 
 pytestmark = pytest.mark.browser
 
 SCHEMES = {"light": "default", "dark": "slate"}  # context color_scheme -> Material scheme
 OTHER = {"light": "dark", "dark": "light"}
-PAGES = site_pages(SITE) or ["<site not built>"]  # the `site` fixture fails with the reason
+PAGES = (site_pages(SITE) + ["404.html"]) if SITE.is_dir() else ["<site not built>"]
+BASE = urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]).path.strip("/")
+CHAPTER_PAGES = [ch.page[:-3] + "/" for ch in CHAPTERS]
+FIRST_LOAD_BUDGET = 450_000  # bytes, uncompressed, everything a chapter loads as it opens
+PHONE = {"width": 390, "height": 844}
 
 # TeX that would be on screen if a formula escaped the MathML hook.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sigma|tanh|odot|mathbf|mathrm|"
@@ -94,10 +100,19 @@ class Visit:
     images: list = field(default_factory=list)
     maths: list = field(default_factory=list)
     text: str = ""
+    axe: list = field(default_factory=list)  # (rule, impact, targets) of each violation
+    bytes: dict = field(default_factory=dict)  # url -> bytes received, as the page opened
 
 
 def record(context, visit):
     """Listen to everything the context does: its pages and its workers."""
+    def received(response):
+        try:
+            visit.bytes[response.url] = len(response.body())
+        except Exception:  # a redirect or a response without a body
+            pass
+
+    context.on("response", received)
     context.on("request", lambda req: visit.requests.append(req.url))
     context.on("requestfailed", lambda req: visit.failed_requests.append(
         f"{req.url}: {req.failure}"))
@@ -112,8 +127,13 @@ def watch_page(page, visit):
 
 
 @pytest.fixture(scope="session")
-def server(site):
-    srv = StaticServer(site).start()
+def server(site, tmp_path_factory):
+    """The site at its published base path (/rnn-explainer/, from site_url), so that pages
+    whose links MkDocs writes from the site's root, the 404 page, work as published."""
+    root = tmp_path_factory.mktemp("served")
+    (root / BASE).symlink_to(site)
+    srv = StaticServer(root).start()
+    srv.url += BASE + "/"
     yield srv
     srv.stop()
 
@@ -148,6 +168,12 @@ def load(browser, server, page_path, theme):
         page = context.new_page()
         watch_page(page, visit)
         page.goto(server.url + page_path, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        first_load = dict(visit.bytes)  # before the checks scroll to every image
+        page.add_script_tag(content=AXE_JS)
+        result = page.evaluate(AXE_RUN_JS)
+        visit.axe = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:5])
+                     for v in result["violations"]]
         page.evaluate(REVEAL_JS)
         other = OTHER[theme]
         page.evaluate(SCROLL_TO_IMAGES_JS, other)
@@ -159,9 +185,15 @@ def load(browser, server, page_path, theme):
         data = page.evaluate(COLLECT_JS)
         visit.scheme, visit.images = data["scheme"], data["images"]
         visit.maths, visit.text = data["maths"], data["text"]
+        visit.bytes = first_load
     finally:
         context.close()
     return visit
+
+
+AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
+AXE_RUN_JS = """async () => await axe.run(document, {runOnly: {type: 'tag',
+  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
 
 
 def page_ids(page):
@@ -303,7 +335,7 @@ def test_search_finds_the_forget_gate_in_chapter_13(browser, server):
         hrefs = page.locator(".md-search-result__item a").evaluate_all(
             "links => links.map((a) => a.href)")
         paths = [urlparse(href).path for href in hrefs]
-        assert any(p.startswith("/ch13-gated/") for p in paths), (
+        assert any(p.startswith(f"/{BASE}/ch13-gated/") for p in paths), (
             f"no search result for 'forget gate' links to /ch13-gated/: {sorted(set(paths))}")
     finally:
         context.close()
@@ -328,13 +360,139 @@ def test_code_blocks_have_a_working_copy_button(browser, server):
             pytest.fail(f"/{page_path}: no copy button (.md-code__button) on its code blocks")
         assert buttons.count() == blocks.count(), (
             f"/{page_path}: {blocks.count()} code blocks but {buttons.count()} copy buttons")
-        first = page.locator(".md-content pre:has(.md-code__button)").first
-        expected = first.locator("code").inner_text()
-        first.hover()
-        first.locator(".md-code__button").click()
+        console = page.locator(".md-content .highlight:has(.gp) pre:has(.md-code__button)").first
+        shown = console.locator("code").inner_text()
+        assert shown.startswith("$ python3 "), shown
+        console.hover()
+        console.locator(".md-code__button").click()
         copied = page.evaluate("navigator.clipboard.readText()")
-        assert copied.strip() and copied.strip() == expected.strip(), (
-            f"/{page_path}: the copy button copied {copied[:200]!r}, the block shows "
-            f"{expected[:200]!r}")
+        assert copied.strip() == shown.strip()[2:].splitlines()[0], (
+            f"/{page_path}: the copy button copied {copied[:200]!r}: a command to paste "
+            "has no prompt")
     finally:
         context.close()
+
+
+# -- accessibility, weight, phones and paper ------------------------------------------
+
+@every_page
+@both
+def test_no_serious_or_critical_accessibility_violation(visits, page_path, theme):
+    """axe-core, WCAG 2.1 A and AA rules, on the page as it opened."""
+    bad = [(rule, impact, targets) for rule, impact, targets in visits(page_path, theme).axe
+           if impact in ("serious", "critical")]
+    assert not bad, f"/{page_path} ({theme}): " + "; ".join(
+        f"{rule} ({impact}) at {targets}" for rule, impact, targets in bad)
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_a_chapter_opens_within_its_budget(visits, page_path):
+    """Everything a chapter loads as it opens (HTML, style sheets, scripts, the math font,
+    the search index, the images in view), uncompressed."""
+    visit = visits(page_path, "light")
+    total = sum(visit.bytes.values())
+    biggest = sorted(visit.bytes.items(), key=lambda kv: -kv[1])[:5]
+    assert total <= FIRST_LOAD_BUDGET, (
+        f"/{page_path} loads {total:,} bytes as it opens (budget {FIRST_LOAD_BUDGET:,}); "
+        "largest: " + ", ".join(f"{urlparse(u).path} {n:,}" for u, n in biggest))
+
+
+PHONE_JS = """() => {
+  const vw = document.documentElement.clientWidth;
+  const scroller = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
+      const s = getComputedStyle(p); if (['auto', 'scroll'].includes(s.overflowX)) return p; }
+    return null; };
+  const clipped = [...document.querySelectorAll('.md-content math')].filter((m) => {
+    const r = m.getBoundingClientRect();
+    return r.width > 0 && (r.right > vw + 1 || r.left < -1) && !scroller(m); })
+    .map((m) => m.getAttribute('aria-label'));
+  const title = document.querySelector('.md-header__topic:first-child .md-ellipsis');
+  const plots = [...document.querySelectorAll('figure.plot img')].filter((i) => i.offsetParent)
+    .map((i) => ({src: i.currentSrc, shown: i.getBoundingClientRect().width,
+                  natural: i.naturalWidth}));
+  return {width: document.documentElement.scrollWidth, vw, clipped, plots,
+          titleCut: title ? title.scrollWidth > title.clientWidth + 1 : false};
+}"""
+
+
+@pytest.fixture(scope="session")
+def phone_visits(browser, server):
+    cache = {}
+
+    def get(page_path):
+        if page_path not in cache:
+            context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                          has_touch=True)
+            try:
+                page = context.new_page()
+                page.goto(server.url + page_path, wait_until="networkidle")
+                page.evaluate(REVEAL_JS)
+                page.evaluate(SCROLL_TO_IMAGES_JS, "dark")
+                page.wait_for_load_state("networkidle")
+                cache[page_path] = page.evaluate(PHONE_JS)
+            finally:
+                context.close()
+        return cache[page_path]
+
+    return get
+
+
+@every_page
+def test_on_a_phone_nothing_runs_off_the_screen(phone_visits, page_path):
+    """At 390 px no page scrolls sideways, and no formula is cut off: a wide display
+    formula sits in a block that scrolls (and shows it), never past the screen's edge."""
+    seen = phone_visits(page_path)
+    assert seen["width"] <= seen["vw"], f"/{page_path} is {seen['width']} px wide at 390 px"
+    assert not seen["clipped"], f"/{page_path}: formulas cut off: {seen['clipped'][:5]}"
+    assert not seen["titleCut"], f"/{page_path}: the header's title is cut off"
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_on_a_phone_plots_come_in_their_phone_size(phone_visits, page_path):
+    plots = phone_visits(page_path)["plots"]
+    assert plots, f"/{page_path} has no plot"
+    for plot in plots:
+        assert plot["src"].endswith("-phone.png"), plot
+        # type drawn for about 576 px shown at ~360: its 10-point text stays above 11 px
+        assert plot["natural"] / plot["shown"] < 2.0, plot
+
+
+PRINT_JS = """() => [...document.querySelectorAll('figure.plot')].map((f) =>
+  [...f.querySelectorAll('img')].filter((i) => i.offsetParent !== null).length)"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+@both
+def test_printing_shows_each_plot_once_on_white(browser, server, page_path, theme):
+    context = browser.new_context(color_scheme=theme)
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        page.emulate_media(media="print")
+        shown = page.evaluate(PRINT_JS)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        text = page.evaluate("getComputedStyle(document.querySelector('.md-typeset p')).color")
+        nav = page.evaluate("[...document.querySelectorAll('.md-sidebar, .md-header')]"
+                            ".filter((e) => e.offsetParent !== null).length")
+    finally:
+        context.close()
+    assert shown and all(n == 1 for n in shown), f"/{page_path} ({theme}) prints {shown}"
+    assert background in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), background
+    assert text.startswith("rgba(0, 0, 0") or text.startswith("rgb(0, 0, 0"), text
+    assert nav == 0, "navigation is printed"
+
+
+def test_the_404_page_leads_somewhere(browser, server):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server.url + "404.html", wait_until="networkidle")
+        links = page.eval_on_selector_all(".md-content a", "as => as.map((a) => a.href)")
+        has_search = page.locator("input.md-search__input").count()
+    finally:
+        context.close()
+    paths = {urlparse(u).path for u in links}
+    assert f"/{BASE}/" in paths
+    for ch in CHAPTER_PAGES:
+        assert f"/{BASE}/{ch}" in paths, f"the 404 page does not link to {ch}"
+    assert has_search == 1

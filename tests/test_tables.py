@@ -39,7 +39,7 @@ def test_only_the_header_row_changes():
 def test_a_command_table_is_labelled_and_kept_out_of_search():
     out = command_table("python3 rnn.py --vanish", "| a |\n|---|\n| 1 |")
     assert out.startswith("`$ python3 rnn.py --vanish`\n{: .command }\n\n")
-    assert '<div class="command-output" data-search-exclude markdown>' in out
+    assert '<section class="command-output" data-search-exclude markdown>' in out
     assert "| 1 |" in out
 
 
