@@ -15,6 +15,7 @@ for the output layer); the tests check that the two agree, and training uses
 the fast one unless --plain.
 
     python3 gru.py                   # train the GRU: a row per epoch, then samples (~15 s)
+    python3 gru.py --train           # the same (the report that runs when no flag is given)
     python3 gru.py --cell lstm       # the same with an LSTM (or --cell rnn)
     python3 gru.py --cell lstm --forget-bias 1   # the LSTM with forget-gate bias 1
     python3 gru.py --epochs 5 --seed 1 --lr 2    # a shorter run, another seed, another rate
@@ -174,7 +175,7 @@ def count_preprocessed(f, block=1 << 22):
     for data in iter(lambda: f.read(block), b''):
         is_letter = letter[np.frombuffer(data, np.uint8)]
         run_starts = np.count_nonzero(is_letter[:-1] & ~is_letter[1:])  # letter, then not
-        total += np.count_nonzero(is_letter) + int(run_starts)
+        total += int(np.count_nonzero(is_letter)) + int(run_starts)
         total += int(previous_is_letter and not is_letter[0])  # a run starting this block
         previous_is_letter = bool(is_letter[-1])
     return total
@@ -804,8 +805,11 @@ def predict(params, cell, prefix, num_preds, temperature=None, rng=None):
     return ''.join(VOCAB[i] for i in ids)
 
 
+MAX_LOSS = 700.0  # a larger loss is a perplexity beyond float64's range: training diverged
+
+
 def perplexity(loss):
-    return math.exp(min(loss, 700.0))
+    return math.exp(min(loss, MAX_LOSS))
 
 
 @dataclass
@@ -881,6 +885,19 @@ def train_model(corpus, config=Config(), on_epoch=None):
     return _TRAINED[key]
 
 
+def sgd_step(params, config, X, Y, work):
+    """One step of minibatch SGD with clipping; returns the loss and the gradient's norm
+    before clipping. Overflows are not warned about: the caller checks the two numbers."""
+    with np.errstate(over='ignore', invalid='ignore'):
+        if config.fast:
+            loss, grads = fast_loss_and_grads(params, config.cell, X, Y, work=work)
+        else:
+            loss, grads = loss_and_grads(params, config.cell, X, Y)
+        norm = clip_gradients(grads, config.clip)
+        sgd(params, grads, config.lr)
+    return loss, norm
+
+
 def _train(corpus, config, on_epoch):
     data = make_dataset(corpus.chars, config)
     rng = np.random.default_rng(config.seed)
@@ -898,19 +915,12 @@ def _train(corpus, config, on_epoch):
         total, norms = 0.0, []
         for i in range(0, n, B):
             batch = order[i:i + B]
-            if config.fast:
-                loss, grads = fast_loss_and_grads(params, config.cell, data.X_train[batch],
-                                                  data.Y_train[batch], work=work)
-            else:
-                loss, grads = loss_and_grads(params, config.cell, data.X_train[batch],
-                                             data.Y_train[batch])
-            norm = clip_gradients(grads, config.clip)
-            if not (math.isfinite(loss) and math.isfinite(norm)):
-                raise TrainingDiverged(
-                    f'training diverged in epoch {epoch}, step {i // B + 1}: the '
-                    f'{"loss" if not math.isfinite(loss) else "gradient norm"} is not a finite '
-                    f'number (learning rate {config.lr:g}); try a smaller --lr')
-            sgd(params, grads, config.lr)
+            loss, norm = sgd_step(params, config, data.X_train[batch], data.Y_train[batch], work)
+            if not (loss <= MAX_LOSS and math.isfinite(norm)):  # (NaN fails both)
+                what = (f'the loss is {loss:.3g}' if not loss <= MAX_LOSS
+                        else 'the gradient is not finite')
+                raise TrainingDiverged(f'training diverged in epoch {epoch}, step {i // B + 1}: '
+                                       f'{what} (learning rate {config.lr:g}); try a smaller --lr')
             total += loss * len(batch)            # measured during the epoch, as d2l does
             norms.append(norm)
         val = evaluate(params, config.cell, data.X_val, data.Y_val, B, config.fast, work)
