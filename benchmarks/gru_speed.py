@@ -11,11 +11,13 @@ norm 1) for a few epochs three ways, each in its own process on one thread:
 
 and prints training tokens per second (training and per-epoch validation
 included in the time, as in gru.py), the ratios, and the last epoch's
-perplexities so that equal work is being compared.
+perplexities so that equal work is being compared. The contenders take turns,
+round after round (numpy, d2l-scratch, nn.GRU, numpy, ...), so that a busy
+machine slows them alike; the table gives each one's median over the rounds.
 
-    python3 benchmarks/gru_speed.py              # 5 epochs each, about 20 s
-    python3 benchmarks/gru_speed.py --epochs 5
-    python3 benchmarks/gru_speed.py --full       # 50 epochs: epoch-50 perplexities
+    python3 benchmarks/gru_speed.py              # 5 epochs each, 3 rounds, about a minute
+    python3 benchmarks/gru_speed.py --epochs 5 --rounds 5
+    python3 benchmarks/gru_speed.py --full       # 50 epochs, 1 round: epoch-50 perplexities
     python3 benchmarks/gru_speed.py --lockstep   # same weights, same batches, side by side
 
 Needs numpy and PyTorch (pip install torch==2.13.0, CPU build).
@@ -46,11 +48,14 @@ def load_gru():
 
 # ---------------------------------------------------------------- workers (one per process)
 
-def run_numpy(gru, text, config):
-    ends = []
-    result = gru.compute_training(text, config, lambda *row: ends.append(time.perf_counter()))
-    start = ends[-1] - result.seconds  # when compute_training's clock started
-    return result.history, [b - a for a, b in zip([start] + ends, ends)], result.sample
+def run_numpy(gru, corpus, config):
+    # the samples gru.py writes as it learns are not part of d2l's timed loop: only the
+    # greedy one after the last epoch is left (26 steps of one window, a millisecond)
+    gru.SAMPLE_EPOCHS, gru.TEMPERATURES = (), ()
+    ends = [time.perf_counter()]
+    result = gru.compute_training(corpus, config, lambda row: ends.append(time.perf_counter()))
+    history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
+    return history, [b - a for a, b in zip(ends, ends[1:])], result.sample
 
 
 def d2l_torch():
@@ -126,14 +131,14 @@ def d2l_torch():
     return GRUScratch, RNNLMScratch, RNNLM, loss, clip_gradients
 
 
-def run_torch(gru, text, config, model_kind):
+def run_torch(gru, corpus, config, model_kind):
     """d2l's Trainer.fit_epoch loop with gradient_clip_val=1, without the plotting."""
     import torch
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
     GRUScratch, RNNLMScratch, RNNLM, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(text, config)
-    V = len(data.vocab)
+    data = gru.make_dataset(corpus.chars, config)
+    V = len(gru.VOCAB)
     tensors = [torch.from_numpy(a.astype('int64')) for a in
                (data.X_train, data.Y_train, data.X_val, data.Y_val)]
     train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*tensors[:2]),
@@ -169,15 +174,15 @@ def run_torch(gru, text, config, model_kind):
     return history, times, ''
 
 
-def run_lockstep(gru, text, config):
+def run_lockstep(gru, corpus, config):
     """gru.py and d2l's scratch GRU in PyTorch from the same initial weights, on the
     same batches in the same order: any difference is float32 rounding."""
     import numpy as np
     import torch
     torch.set_num_threads(1)
     GRUScratch, RNNLMScratch, _, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(text, config)
-    V, n, B = len(data.vocab), len(data.X_train), config.batch_size
+    data = gru.make_dataset(corpus.chars, config)
+    V, n, B = len(gru.VOCAB), len(data.X_train), config.batch_size
     rng = np.random.default_rng(config.seed)
     params = gru.init_params('gru', V, config.hidden, rng, 'float32', config.init_sigma)
     model = RNNLMScratch(GRUScratch(V, config.hidden, config.init_sigma), V)
@@ -194,8 +199,8 @@ def run_lockstep(gru, text, config):
         total_np = total_t = 0.0
         for i in range(0, n, B):
             batch = order[i:i + B]
-            l_np, grads = gru.loss_and_grads(params, 'gru', data.X_train[batch],
-                                             data.Y_train[batch], work=work)
+            l_np, grads = gru.fast_loss_and_grads(params, 'gru', data.X_train[batch],
+                                                  data.Y_train[batch], work=work)
             gru.clip_gradients(grads, config.clip)
             gru.sgd(params, grads, config.lr)
             l = loss(model(tX[batch]), tY[batch])
@@ -221,14 +226,14 @@ def run_lockstep(gru, text, config):
 def worker(name, epochs, seed, corpus):
     gru = load_gru()
     config = gru.Config(epochs=epochs, seed=seed)
-    text = gru.load_corpus(corpus)
+    corpus = gru.read_corpus(corpus, config.num_chars_needed)
     if name == 'lockstep':
-        run_lockstep(gru, text, config)
+        run_lockstep(gru, corpus, config)
         return
     if name == 'numpy':
-        history, times, _ = run_numpy(gru, text, config)
+        history, times, _ = run_numpy(gru, corpus, config)
     else:
-        history, times, _ = run_torch(gru, text, config, name)
+        history, times, _ = run_torch(gru, corpus, config, name)
     print(json.dumps({'history': history, 'times': times,
                       'tokens_per_epoch': config.num_train * config.num_steps}))
 
@@ -274,6 +279,8 @@ def main(argv=None):
                     help='epochs per contender (default %(default)s)')
     ap.add_argument('--full', action='store_true',
                     help='50 epochs each, to compare epoch-50 perplexities (takes minutes)')
+    ap.add_argument('--rounds', type=int, default=3, metavar='R',
+                    help='runs per contender, taking turns (default %(default)s)')
     ap.add_argument('--seed', type=int, default=0, metavar='S', help='seed (default %(default)s)')
     ap.add_argument('--corpus', type=Path, default=GRU_PY.with_name('timemachine.txt'),
                     metavar='PATH', help='the corpus (default: the one next to gru.py)')
@@ -283,9 +290,9 @@ def main(argv=None):
     ap.add_argument('--worker', choices=CONTENDERS + ('lockstep',), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.full:
-        args.epochs = 50
-    if args.epochs < 1:
-        ap.error('--epochs must be at least 1')
+        args.epochs, args.rounds = 50, 1
+    if args.epochs < 1 or args.rounds < 1:
+        ap.error('--epochs and --rounds must be at least 1')
     if args.worker:
         worker(args.worker, args.epochs, args.seed, args.corpus)
         return 0
@@ -298,30 +305,38 @@ def main(argv=None):
     gru = load_gru()
     if args.lockstep:
         return lockstep(gru, args)
-    print(f'd2l GRU language model, {args.epochs} epoch(s) each, seed {args.seed}, one thread '
-          f'per run (numpy {numpy.__version__}, torch {torch.__version__}, '
-          f'{os.cpu_count()} CPUs)\n', flush=True)
-    results = {}
-    for name in CONTENDERS:
-        results[name] = measure(name, args)
+    print(f'd2l GRU language model, {args.epochs} epoch(s) per run, {args.rounds} round(s), '
+          f'seed {args.seed}, one thread per run (numpy {numpy.__version__}, torch '
+          f'{torch.__version__}, {os.cpu_count()} CPUs)\n', flush=True)
+    runs = {name: [] for name in CONTENDERS}
+    for _ in range(args.rounds):                  # taking turns: a busy spell slows all alike
+        for name in CONTENDERS:
+            runs[name].append(measure(name, args))
     rows = []
-    for name, r in results.items():
-        epoch, train_ppl, val_ppl = r['history'][-1]
-        rows.append((name, f'{r["seconds"]:.2f}', f'{r["tokens_per_second"]:,.0f}',
-                     f'{r["median_tokens_per_second"]:,.0f}', f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
+    for name, rs in runs.items():
+        epoch, train_ppl, val_ppl = rs[0]['history'][-1]  # the same in every round (same seed)
+        rows.append((name, f'{statistics.median(r["seconds"] for r in rs):.2f}',
+                     f'{statistics.median(r["tokens_per_second"] for r in rs):,.0f}',
+                     f'{statistics.median(r["median_tokens_per_second"] for r in rs):,.0f}',
+                     f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
     print(gru.format_table(('model', 'seconds', 'tokens/s', 'tokens/s, median epoch',
                             f'train ppl, epoch {args.epochs}', f'val ppl, epoch {args.epochs}'),
                            rows, 'lrrrrr'))
-    n = results['numpy']
     print()
+    n = runs['numpy']
     for other in CONTENDERS[1:]:
-        o = results[other]
-        ratio = n['tokens_per_second'] / o['tokens_per_second']
-        median = n['median_tokens_per_second'] / o['median_tokens_per_second']
-        print(f'numpy / {other}: {ratio:.2f}x (median epoch: {median:.2f}x)')
-    print(f'\ntokens/s: {n["tokens_per_epoch"]:,} training tokens per epoch over the wall time '
-          f'of the epochs (training and validation); the median epoch is the steadier figure '
-          f'on a busy machine. Each run has its own random initialisation and batch order.')
+        o = runs[other]
+        per_round = [a['tokens_per_second'] / b['tokens_per_second'] for a, b in zip(n, o)]
+        ratio = (statistics.median(r['tokens_per_second'] for r in n)
+                 / statistics.median(r['tokens_per_second'] for r in o))
+        median = (statistics.median(r['median_tokens_per_second'] for r in n)
+                  / statistics.median(r['median_tokens_per_second'] for r in o))
+        print(f'numpy / {other}: {ratio:.2f}x (median epoch: {median:.2f}x; round by round: '
+              + ', '.join(f'{x:.2f}x' for x in per_round) + ')')
+    print(f'\ntokens/s: {n[0]["tokens_per_epoch"]:,} training tokens per epoch over the wall '
+          f'time of the epochs (training and validation), the median over the rounds; the '
+          f'median epoch is the steadier figure on a busy machine. Each contender has its own '
+          f'random initialisation and batch order.')
     return 0
 
 
