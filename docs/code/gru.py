@@ -734,11 +734,13 @@ def fast_loss_and_grads(params, cell, X_ids, Y_ids, state=None, need_grads=True,
             params, cell, X[:, part], Y[:, part], chunk_state, T * B, need_grads, work)
         loss += chunk_loss
         if grads is None:
-            grads = chunk_grads
-        elif need_grads:
+            grads = chunk_grads                   # (None if not need_grads)
+        else:
             for name, g in grads.items():
                 g += chunk_grads[name]
-    return loss, grads and {name: grads[name] for name in params}
+    if grads is not None:
+        grads = {name: grads[name] for name in params}  # in the order of params
+    return loss, grads
 
 
 def fast_forward(params, cell, X_ids, state=None):
