@@ -4,6 +4,8 @@ Trains d2l's configuration (GRU unless --cell) for a few epochs on one BLAS thre
 calling the fast path's pieces one at a time with a clock around each (the cell's
 forward pass, the output layer and softmax, the cell's backward pass, the output
 layer's gradient, clipping and SGD, validation), and prints each phase's share.
+The clock is the thread's CPU time (time.thread_time), which a busy machine
+disturbs less than the wall clock.
 
     python3 benchmarks/gru_profile.py              # 3 epochs of the GRU
     python3 benchmarks/gru_profile.py --cell lstm --epochs 2
@@ -60,10 +62,10 @@ def profile(gru, cell, epochs):
     rng = np.random.default_rng(0)
     params = gru.init_params(cell, len(gru.VOCAB), config.hidden, rng)
     work, spent = {}, {}
-    clock = [time.perf_counter()]
+    clock = [time.thread_time()]
 
     def lap(phase):
-        now = time.perf_counter()
+        now = time.thread_time()
         spent[phase] = spent.get(phase, 0.0) + now - clock[0]
         clock[0] = now
 
@@ -75,7 +77,7 @@ def profile(gru, cell, epochs):
             X = np.ascontiguousarray(data.X_train[batch].T)
             Y = np.ascontiguousarray(data.Y_train[batch].T)
             grads = {}
-            clock[0] = time.perf_counter()
+            clock[0] = time.thread_time()
             for j in range(0, len(batch), gru.FAST_CHUNK):
                 part = slice(j, j + gru.FAST_CHUNK)
                 x, y = X[:, part], Y[:, part]

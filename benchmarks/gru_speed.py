@@ -19,6 +19,7 @@ machine slows them alike; the table gives each one's median over the rounds.
     python3 benchmarks/gru_speed.py --epochs 5 --rounds 5
     python3 benchmarks/gru_speed.py --full       # 50 epochs, 1 round: epoch-50 perplexities
     python3 benchmarks/gru_speed.py --lockstep   # same weights, same batches, side by side
+    python3 benchmarks/gru_speed.py --gru OLD/gru.py  # time another version of gru.py
 
 Needs numpy and PyTorch (pip install torch==2.13.0, CPU build).
 """
@@ -39,8 +40,8 @@ CONTENDERS = ('numpy', 'd2l-scratch', 'nn.GRU')
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1'}
 
 
-def load_gru():
-    spec = importlib.util.spec_from_file_location('gru', GRU_PY)
+def load_gru(path=GRU_PY):
+    spec = importlib.util.spec_from_file_location('gru', path)
     gru = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gru)
     return gru
@@ -48,14 +49,25 @@ def load_gru():
 
 # ---------------------------------------------------------------- workers (one per process)
 
-def run_numpy(gru, corpus, config):
-    # the samples gru.py writes as it learns are not part of d2l's timed loop: only the
-    # greedy one after the last epoch is left (26 steps of one window, a millisecond)
-    gru.SAMPLE_EPOCHS, gru.TEMPERATURES = (), ()
-    ends = [time.perf_counter()]
-    result = gru.compute_training(corpus, config, lambda row: ends.append(time.perf_counter()))
-    history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
-    return history, [b - a for a, b in zip(ends, ends[1:])], result.sample
+def clocks():
+    """(wall time, CPU time of this process): on a busy machine the second is steadier."""
+    return time.perf_counter(), time.process_time()
+
+
+def run_numpy(gru, path, config):
+    # the samples gru.py writes as it learns are not part of d2l's timed loop
+    gru.SAMPLE_EPOCHS, gru.predict = (), lambda *args: ''
+    if not hasattr(gru, 'read_corpus'):           # --gru: gru.py as it was before its plain path
+        ends = [clocks()]
+        result = gru.compute_training(gru.load_corpus(path), config,
+                                      lambda *row: ends.append(clocks()))
+        history = [tuple(row) for row in result.history]
+    else:
+        corpus = gru.read_corpus(path, config.num_chars_needed)
+        ends = [clocks()]
+        result = gru.compute_training(corpus, config, lambda row: ends.append(clocks()))
+        history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
+    return history, [(b[0] - a[0], b[1] - a[1]) for a, b in zip(ends, ends[1:])], result.sample
 
 
 def d2l_torch():
@@ -152,7 +164,7 @@ def run_torch(gru, corpus, config, model_kind):
     optim = torch.optim.SGD(model.parameters(), lr=config.lr)
     history, times = [], []
     for epoch in range(1, config.epochs + 1):
-        start = time.perf_counter()
+        start = clocks()
         model.train()
         total = 0.0
         for X, Y in train:
@@ -168,7 +180,8 @@ def run_torch(gru, corpus, config, model_kind):
         for X, Y in val:
             with torch.no_grad():
                 val_total += loss(model(X), Y).item() * len(X)
-        times.append(time.perf_counter() - start)
+        end = clocks()
+        times.append((end[0] - start[0], end[1] - start[1]))
         history.append((epoch, math.exp(total / len(data.X_train)),
                         math.exp(val_total / len(data.X_val))))
     return history, times, ''
@@ -223,16 +236,16 @@ def run_lockstep(gru, corpus, config):
     return rows
 
 
-def worker(name, epochs, seed, corpus):
-    gru = load_gru()
+def worker(name, epochs, seed, path, gru_path):
+    gru = load_gru(gru_path if name == 'numpy' else GRU_PY)
     config = gru.Config(epochs=epochs, seed=seed)
-    corpus = gru.read_corpus(corpus, config.num_chars_needed)
-    if name == 'lockstep':
-        run_lockstep(gru, corpus, config)
-        return
     if name == 'numpy':
-        history, times, _ = run_numpy(gru, corpus, config)
+        history, times, _ = run_numpy(gru, path, config)
     else:
+        corpus = gru.read_corpus(path, config.num_chars_needed)
+        if name == 'lockstep':
+            run_lockstep(gru, corpus, config)
+            return
         history, times, _ = run_torch(gru, corpus, config, name)
     print(json.dumps({'history': history, 'times': times,
                       'tokens_per_epoch': config.num_train * config.num_steps}))
@@ -243,14 +256,16 @@ def worker(name, epochs, seed, corpus):
 def measure(name, args):
     env = dict(os.environ, **ONE_THREAD)
     cmd = [sys.executable, __file__, '--worker', name, '--epochs', str(args.epochs),
-           '--seed', str(args.seed), '--corpus', str(args.corpus)]
+           '--seed', str(args.seed), '--corpus', str(args.corpus), '--gru', str(args.gru)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f'gru_speed.py: the {name} run failed:\n{done.stderr.strip()}')
     r = json.loads(done.stdout.strip().splitlines()[-1])
-    seconds = sum(r['times'])
-    r['tokens_per_second'] = r['tokens_per_epoch'] * len(r['times']) / seconds
-    r['median_tokens_per_second'] = r['tokens_per_epoch'] / statistics.median(r['times'])
+    wall = [w for w, _ in r['times']]
+    seconds = sum(wall)
+    r['tokens_per_second'] = r['tokens_per_epoch'] * len(wall) / seconds
+    r['median_tokens_per_second'] = r['tokens_per_epoch'] / statistics.median(wall)
+    r['cpu_tokens_per_second'] = r['tokens_per_epoch'] * len(wall) / sum(c for _, c in r['times'])
     r['seconds'] = seconds
     return r
 
@@ -287,6 +302,9 @@ def main(argv=None):
     ap.add_argument('--lockstep', action='store_true',
                     help='instead of timing: train gru.py and d2l\'s scratch GRU in PyTorch '
                          'from the same weights on the same batches, and print both per epoch')
+    ap.add_argument('--gru', type=Path, default=GRU_PY, metavar='PATH',
+                    help='the gru.py to time as the numpy contender (default: docs/code/gru.py); '
+                         'the version before the plain path was added works too')
     ap.add_argument('--worker', choices=CONTENDERS + ('lockstep',), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.full:
@@ -294,7 +312,7 @@ def main(argv=None):
     if args.epochs < 1 or args.rounds < 1:
         ap.error('--epochs and --rounds must be at least 1')
     if args.worker:
-        worker(args.worker, args.epochs, args.seed, args.corpus)
+        worker(args.worker, args.epochs, args.seed, args.corpus, args.gru)
         return 0
     if importlib.util.find_spec('torch') is None:
         print('gru_speed.py: needs PyTorch for the comparison: pip install torch==2.13.0',
@@ -307,7 +325,8 @@ def main(argv=None):
         return lockstep(gru, args)
     print(f'd2l GRU language model, {args.epochs} epoch(s) per run, {args.rounds} round(s), '
           f'seed {args.seed}, one thread per run (numpy {numpy.__version__}, torch '
-          f'{torch.__version__}, {os.cpu_count()} CPUs)\n', flush=True)
+          f'{torch.__version__}, {os.cpu_count()} CPUs)'
+          + ('' if args.gru == GRU_PY else f'; numpy is {args.gru}') + '\n', flush=True)
     runs = {name: [] for name in CONTENDERS}
     for _ in range(args.rounds):                  # taking turns: a busy spell slows all alike
         for name in CONTENDERS:
@@ -318,25 +337,28 @@ def main(argv=None):
         rows.append((name, f'{statistics.median(r["seconds"] for r in rs):.2f}',
                      f'{statistics.median(r["tokens_per_second"] for r in rs):,.0f}',
                      f'{statistics.median(r["median_tokens_per_second"] for r in rs):,.0f}',
+                     f'{statistics.median(r["cpu_tokens_per_second"] for r in rs):,.0f}',
                      f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
     print(gru.format_table(('model', 'seconds', 'tokens/s', 'tokens/s, median epoch',
-                            f'train ppl, epoch {args.epochs}', f'val ppl, epoch {args.epochs}'),
-                           rows, 'lrrrrr'))
+                            'tokens/s, CPU time', f'train ppl, epoch {args.epochs}',
+                            f'val ppl, epoch {args.epochs}'), rows, 'lrrrrrr'))
     print()
     n = runs['numpy']
     for other in CONTENDERS[1:]:
         o = runs[other]
+
+        def ratio(key):
+            return (statistics.median(r[key] for r in n) / statistics.median(r[key] for r in o))
         per_round = [a['tokens_per_second'] / b['tokens_per_second'] for a, b in zip(n, o)]
-        ratio = (statistics.median(r['tokens_per_second'] for r in n)
-                 / statistics.median(r['tokens_per_second'] for r in o))
-        median = (statistics.median(r['median_tokens_per_second'] for r in n)
-                  / statistics.median(r['median_tokens_per_second'] for r in o))
-        print(f'numpy / {other}: {ratio:.2f}x (median epoch: {median:.2f}x; round by round: '
+        print(f'numpy / {other}: {ratio("tokens_per_second"):.2f}x (median epoch: '
+              f'{ratio("median_tokens_per_second"):.2f}x; CPU time: '
+              f'{ratio("cpu_tokens_per_second"):.2f}x; round by round: '
               + ', '.join(f'{x:.2f}x' for x in per_round) + ')')
     print(f'\ntokens/s: {n[0]["tokens_per_epoch"]:,} training tokens per epoch over the wall '
           f'time of the epochs (training and validation), the median over the rounds; the '
-          f'median epoch is the steadier figure on a busy machine. Each contender has its own '
-          f'random initialisation and batch order.')
+          f'median epoch, and the process\'s CPU time (all its threads) over the same epochs, '
+          f'are steadier figures on a busy machine. Each contender has its own random '
+          f'initialisation and batch order.')
     return 0
 
 

@@ -1469,8 +1469,8 @@ def report_train(args, out, config=None):
                 .splitlines()[-1])
 
     record = compute_training(corpus, config, on_epoch)
-    out.text(f'samples: "{config.prefix}", then {config.num_preds} characters, after the '
-             f'epochs below')
+    out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
+             f'characters) as it learns, greedy and drawn at two temperatures')
     out.table('samples', format_samples_table(record))
     out.text(format_timing(record))
     return record
