@@ -11,26 +11,34 @@ disturbs less than the wall clock.
     python3 benchmarks/gru_profile.py --cell lstm --epochs 2
     python3 benchmarks/gru_profile.py --chunk 1024 # without cache blocking (FAST_CHUNK)
 
-What it found (Intel Xeon, 2 cores shared, numpy 2.4, before the fast path split
-batches into chunks; ms per epoch of 10 batches of 1,024 windows + validation):
+What it found (Intel Xeon, 2 cores shared with other work, numpy 2.4; CPU ms
+per epoch of 10 batches of 1,024 windows plus validation; FAST_CHUNK 1024 is
+the fast path as it was before cache blocking):
 
-    cell forward       79 ms  26%     the per-step recurrence: 2 matmuls, ~12 elementwise calls
-    output + softmax   33 ms  11%     (32768 x 32) @ (32 x 28), then ~8 passes over 3.7 MB
-    output backward    21 ms   7%     two more products with the logits' gradient
-    cell backward     129 ms  42%     per step: 5 matmuls (the one-hot X^T dA is the largest)
-    clip + SGD          1 ms   0%
-    validation         42 ms  14%     forward only, 5,000 windows
+    phase              FAST_CHUNK 1024     512    what it is
+    cell forward          70  (28%)     56  (24%)  per step: 2 matmuls, ~12 elementwise calls
+    output + softmax      27  (11%)     26  (11%)  (32768 x 32) @ (32 x 28), ~8 passes over 3.7 MB
+    output backward       18   (7%)     17   (7%)  two more products with the logits' gradient
+    cell backward        100  (39%)     95  (41%)  per step: 5 matmuls, ~18 elementwise calls
+    clip + SGD             1             1
+    validation            38  (15%)     37  (16%)  forward only, 5,000 windows
+    total                253           232
 
-The per-step matmuls run near the BLAS's speed for their shapes (~65 GFLOP/s);
-what is left is memory: a forward pass that keeps every step's gates for the
-backward pass (G, 12.6 MB for a batch of 1,024) ran 1.3x slower than the same
-pass without keeping them, and a whole batch of 1,024 took 1.2x as long per
-window as a batch of 512, whose buffers stay closer to the CPU (L2 is 2 MB per
-core here). Hence FAST_CHUNK. Moving the weight gradients out of the time loop
-into one large product per batch, an np.add.at scatter for dW_x, and
-splitting the stacked gate products into one matmul per gate were each measured
-and were no faster. Timings on a shared machine are noisy: compare variants
-side by side in one run.
+The per-step matmuls already run near the BLAS's speed for their shapes (about
+65 GFLOP/s on 1024 x 32 x 32); the one-hot product X_t^T dA for dW_x is the
+largest. What is left is memory and call overhead: the forward pass that keeps
+every step's gates for the backward pass (12.6 MB for a batch of 1,024) took
+1.3x as long as the same pass keeping none, and a batch of 1,024 took about
+1.2x as long per window as a batch of 512, whose buffers stay closer to the CPU
+(L2 is 2 MB per core here). Hence FAST_CHUNK = 512 (256 was no better, and
+chunks double the number of numpy calls). Measured and not kept, each within
+the noise or slower: the weight gradients moved out of the time loop as one
+product per chunk (0.89x), an np.add.at scatter for dW_x (16x slower than the
+one-hot product), one matmul per gate instead of the stacked ones, sigmoid from
+a pre-halved table, R * H_prev kept from the forward pass, and a softmax shift
+from a bound on the logits instead of two passes (+2%, within the noise).
+Timings on a shared machine are noisy: compare variants side by side in one
+run, on CPU time.
 """
 import argparse
 import importlib.util
