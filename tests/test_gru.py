@@ -658,11 +658,26 @@ def test_report_inside_values_come_from_the_models_steps():
     assert unit.feature == 'inside a word' and unit.unit == int(np.argmax(np.abs(r)))
     assert unit.correlation == pytest.approx(r[unit.unit], abs=1e-4)
     assert unit.values[:3] == pytest.approx(Hs[:3, unit.unit], abs=1e-4)
-    assert record.units[1].unit != unit.unit
+    assert record.units[1].unit != unit.unit and not unit.runner_up
+    space = np.array([a == ' ' for a in text[:-1]], float)
+    r_space = np.abs([np.corrcoef(Hs[:-1, j], space)[0, 1] for j in range(TINY.hidden)])
+    assert record.units[1].runner_up == (int(np.argmax(r_space)) == unit.unit)
     assert round_trips(record) and plain_values(dataclasses.asdict(record))
     printed = buf.getvalue()
     assert 'text ' in printed and record.passage[:64].replace(' ', '_') in printed
     assert '| unit' in printed
+
+
+def test_inside_passage_is_wrapped_with_a_digit_under_each_character():
+    record = gru.InsideRecord('ab cd' * 30, [0.05, 0.95, 1.0, 0.5, 0.0] * 30,
+                              [gru.UnitRecord('a space', 3, -0.5, False, [-1.0, 1.0, 0.0, -0.05, 0.99] * 30)],
+                              1000)
+    blocks = gru.format_inside_passage(record).split('\n\n')
+    assert len(blocks) == 3                            # 150 characters, 64 per line
+    text, z, unit = blocks[0].splitlines()
+    assert text.startswith('text    ab_cd') and z.startswith('Z       09950')
+    assert unit.startswith('unit 3  09549')
+    assert len(text) == len(z) == len(unit) == len('unit 3  ') + 64
 
 
 def test_report_saturation_against_an_independent_forward_pass():
