@@ -72,7 +72,8 @@ class CorpusError(Exception):
 
 
 class TrainingDiverged(Exception):
-    """The loss or the gradient stopped being a finite number; the message is one line."""
+    """The loss grew past MAX_LOSS or the gradient stopped being a number; the message is
+    one line."""
 
 
 @dataclass(frozen=True)
