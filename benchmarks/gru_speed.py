@@ -19,7 +19,7 @@ machine slows them alike; the table gives each one's median over the rounds.
     python3 benchmarks/gru_speed.py --epochs 5 --rounds 5
     python3 benchmarks/gru_speed.py --full       # 50 epochs, 1 round: epoch-50 perplexities
     python3 benchmarks/gru_speed.py --lockstep   # same weights, same batches, side by side
-    python3 benchmarks/gru_speed.py --gru OLD/gru.py  # time another version of gru.py
+    python3 benchmarks/gru_speed.py --before OLD/gru.py  # and an older gru.py, in the same turns
 
 Needs numpy and PyTorch (pip install torch==2.13.0, CPU build).
 """
@@ -57,7 +57,7 @@ def clocks():
 def run_numpy(gru, path, config):
     # the samples gru.py writes as it learns are not part of d2l's timed loop
     gru.SAMPLE_EPOCHS, gru.predict = (), lambda *args: ''
-    if not hasattr(gru, 'read_corpus'):           # --gru: gru.py as it was before its plain path
+    if not hasattr(gru, 'read_corpus'):           # --before: gru.py before its plain path
         ends = [clocks()]
         result = gru.compute_training(gru.load_corpus(path), config,
                                       lambda *row: ends.append(clocks()))
@@ -236,10 +236,10 @@ def run_lockstep(gru, corpus, config):
     return rows
 
 
-def worker(name, epochs, seed, path, gru_path):
-    gru = load_gru(gru_path if name == 'numpy' else GRU_PY)
+def worker(name, epochs, seed, path, before):
+    gru = load_gru(before if name == 'numpy-before' else GRU_PY)
     config = gru.Config(epochs=epochs, seed=seed)
-    if name == 'numpy':
+    if name.startswith('numpy'):
         history, times, _ = run_numpy(gru, path, config)
     else:
         corpus = gru.read_corpus(path, config.num_chars_needed)
@@ -256,7 +256,9 @@ def worker(name, epochs, seed, path, gru_path):
 def measure(name, args):
     env = dict(os.environ, **ONE_THREAD)
     cmd = [sys.executable, __file__, '--worker', name, '--epochs', str(args.epochs),
-           '--seed', str(args.seed), '--corpus', str(args.corpus), '--gru', str(args.gru)]
+           '--seed', str(args.seed), '--corpus', str(args.corpus)]
+    if args.before:
+        cmd += ['--before', str(args.before)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f'gru_speed.py: the {name} run failed:\n{done.stderr.strip()}')
@@ -302,17 +304,18 @@ def main(argv=None):
     ap.add_argument('--lockstep', action='store_true',
                     help='instead of timing: train gru.py and d2l\'s scratch GRU in PyTorch '
                          'from the same weights on the same batches, and print both per epoch')
-    ap.add_argument('--gru', type=Path, default=GRU_PY, metavar='PATH',
-                    help='the gru.py to time as the numpy contender (default: docs/code/gru.py); '
-                         'the version before the plain path was added works too')
-    ap.add_argument('--worker', choices=CONTENDERS + ('lockstep',), help=argparse.SUPPRESS)
+    ap.add_argument('--before', type=Path, metavar='PATH',
+                    help='another gru.py to time as a fourth contender, numpy-before, taking '
+                         'turns with the others (the version before the plain path works too)')
+    ap.add_argument('--worker', choices=CONTENDERS + ('numpy-before', 'lockstep'),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.full:
         args.epochs, args.rounds = 50, 1
     if args.epochs < 1 or args.rounds < 1:
         ap.error('--epochs and --rounds must be at least 1')
     if args.worker:
-        worker(args.worker, args.epochs, args.seed, args.corpus, args.gru)
+        worker(args.worker, args.epochs, args.seed, args.corpus, args.before)
         return 0
     if importlib.util.find_spec('torch') is None:
         print('gru_speed.py: needs PyTorch for the comparison: pip install torch==2.13.0',
@@ -326,10 +329,11 @@ def main(argv=None):
     print(f'd2l GRU language model, {args.epochs} epoch(s) per run, {args.rounds} round(s), '
           f'seed {args.seed}, one thread per run (numpy {numpy.__version__}, torch '
           f'{torch.__version__}, {os.cpu_count()} CPUs)'
-          + ('' if args.gru == GRU_PY else f'; numpy is {args.gru}') + '\n', flush=True)
-    runs = {name: [] for name in CONTENDERS}
+          + (f'; numpy-before is {args.before}' if args.before else '') + '\n', flush=True)
+    contenders = CONTENDERS[:1] + ('numpy-before',) * bool(args.before) + CONTENDERS[1:]
+    runs = {name: [] for name in contenders}
     for _ in range(args.rounds):                  # taking turns: a busy spell slows all alike
-        for name in CONTENDERS:
+        for name in contenders:
             runs[name].append(measure(name, args))
     rows = []
     for name, rs in runs.items():
@@ -343,17 +347,20 @@ def main(argv=None):
                             'tokens/s, CPU time', f'train ppl, epoch {args.epochs}',
                             f'val ppl, epoch {args.epochs}'), rows, 'lrrrrrr'))
     print()
-    n = runs['numpy']
-    for other in CONTENDERS[1:]:
-        o = runs[other]
+    pairs = [('numpy', other) for other in contenders[1:]]
+    if args.before:
+        pairs += [('numpy-before', other) for other in CONTENDERS[1:]]
+    for mine, other in pairs:
+        n, o = runs[mine], runs[other]
 
         def ratio(key):
             return (statistics.median(r[key] for r in n) / statistics.median(r[key] for r in o))
         per_round = [a['tokens_per_second'] / b['tokens_per_second'] for a, b in zip(n, o)]
-        print(f'numpy / {other}: {ratio("tokens_per_second"):.2f}x (median epoch: '
+        print(f'{mine} / {other}: {ratio("tokens_per_second"):.2f}x (median epoch: '
               f'{ratio("median_tokens_per_second"):.2f}x; CPU time: '
               f'{ratio("cpu_tokens_per_second"):.2f}x; round by round: '
               + ', '.join(f'{x:.2f}x' for x in per_round) + ')')
+    n = runs['numpy']
     print(f'\ntokens/s: {n[0]["tokens_per_epoch"]:,} training tokens per epoch over the wall '
           f'time of the epochs (training and validation), the median over the rounds; the '
           f'median epoch, and the process\'s CPU time (all its threads) over the same epochs, '
