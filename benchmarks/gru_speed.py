@@ -224,7 +224,7 @@ def run_lockstep(gru, corpus, config):
                 optim.step()
             total_np += l_np * len(batch)
             total_t += l.item() * len(batch)
-        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B, work)
+        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B, True, work)
         with torch.no_grad():
             val_t = sum(loss(model(torch.from_numpy(data.X_val[i:i + B].astype('int64'))),
                              torch.from_numpy(data.Y_val[i:i + B].astype('int64'))).item()
