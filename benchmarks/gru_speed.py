@@ -11,12 +11,15 @@ norm 1) for a few epochs three ways, each in its own process on one thread:
 
 and prints training tokens per second (training and per-epoch validation
 included in the time, as in gru.py), the ratios, and the last epoch's
-perplexities so that equal work is being compared.
+perplexities so that equal work is being compared. The contenders take turns,
+round after round (numpy, d2l-scratch, nn.GRU, numpy, ...), so that a busy
+machine slows them alike; the table gives each one's median over the rounds.
 
-    python3 benchmarks/gru_speed.py              # 5 epochs each, about 20 s
-    python3 benchmarks/gru_speed.py --epochs 5
-    python3 benchmarks/gru_speed.py --full       # 50 epochs: epoch-50 perplexities
+    python3 benchmarks/gru_speed.py              # 5 epochs each, 3 rounds, about a minute
+    python3 benchmarks/gru_speed.py --epochs 5 --rounds 5
+    python3 benchmarks/gru_speed.py --full       # 50 epochs, 1 round: epoch-50 perplexities
     python3 benchmarks/gru_speed.py --lockstep   # same weights, same batches, side by side
+    python3 benchmarks/gru_speed.py --before OLD/gru.py  # and an older gru.py, in the same turns
 
 Needs numpy and PyTorch (pip install torch==2.13.0, CPU build).
 """
@@ -37,8 +40,8 @@ CONTENDERS = ('numpy', 'd2l-scratch', 'nn.GRU')
 ONE_THREAD = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1'}
 
 
-def load_gru():
-    spec = importlib.util.spec_from_file_location('gru', GRU_PY)
+def load_gru(path=GRU_PY):
+    spec = importlib.util.spec_from_file_location('gru', path)
     gru = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gru)
     return gru
@@ -46,11 +49,25 @@ def load_gru():
 
 # ---------------------------------------------------------------- workers (one per process)
 
-def run_numpy(gru, text, config):
-    ends = []
-    result = gru.compute_training(text, config, lambda *row: ends.append(time.perf_counter()))
-    start = ends[-1] - result.seconds  # when compute_training's clock started
-    return result.history, [b - a for a, b in zip([start] + ends, ends)], result.sample
+def clocks():
+    """(wall time, CPU time of this process): on a busy machine the second is steadier."""
+    return time.perf_counter(), time.process_time()
+
+
+def run_numpy(gru, path, config):
+    # the samples gru.py writes as it learns are not part of d2l's timed loop
+    gru.SAMPLE_EPOCHS, gru.predict = (), lambda *args: ''
+    if not hasattr(gru, 'read_corpus'):           # --before: gru.py before its plain path
+        ends = [clocks()]
+        result = gru.compute_training(gru.load_corpus(path), config,
+                                      lambda *row: ends.append(clocks()))
+        history = [tuple(row) for row in result.history]
+    else:
+        corpus = gru.read_corpus(path, config.num_chars_needed)
+        ends = [clocks()]
+        result = gru.compute_training(corpus, config, lambda row: ends.append(clocks()))
+        history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
+    return history, [(b[0] - a[0], b[1] - a[1]) for a, b in zip(ends, ends[1:])], result.sample
 
 
 def d2l_torch():
@@ -126,14 +143,14 @@ def d2l_torch():
     return GRUScratch, RNNLMScratch, RNNLM, loss, clip_gradients
 
 
-def run_torch(gru, text, config, model_kind):
+def run_torch(gru, corpus, config, model_kind):
     """d2l's Trainer.fit_epoch loop with gradient_clip_val=1, without the plotting."""
     import torch
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
     GRUScratch, RNNLMScratch, RNNLM, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(text, config)
-    V = len(data.vocab)
+    data = gru.make_dataset(corpus.chars, config)
+    V = len(gru.VOCAB)
     tensors = [torch.from_numpy(a.astype('int64')) for a in
                (data.X_train, data.Y_train, data.X_val, data.Y_val)]
     train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(*tensors[:2]),
@@ -147,7 +164,7 @@ def run_torch(gru, text, config, model_kind):
     optim = torch.optim.SGD(model.parameters(), lr=config.lr)
     history, times = [], []
     for epoch in range(1, config.epochs + 1):
-        start = time.perf_counter()
+        start = clocks()
         model.train()
         total = 0.0
         for X, Y in train:
@@ -163,21 +180,22 @@ def run_torch(gru, text, config, model_kind):
         for X, Y in val:
             with torch.no_grad():
                 val_total += loss(model(X), Y).item() * len(X)
-        times.append(time.perf_counter() - start)
+        end = clocks()
+        times.append((end[0] - start[0], end[1] - start[1]))
         history.append((epoch, math.exp(total / len(data.X_train)),
                         math.exp(val_total / len(data.X_val))))
     return history, times, ''
 
 
-def run_lockstep(gru, text, config):
+def run_lockstep(gru, corpus, config):
     """gru.py and d2l's scratch GRU in PyTorch from the same initial weights, on the
     same batches in the same order: any difference is float32 rounding."""
     import numpy as np
     import torch
     torch.set_num_threads(1)
     GRUScratch, RNNLMScratch, _, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(text, config)
-    V, n, B = len(data.vocab), len(data.X_train), config.batch_size
+    data = gru.make_dataset(corpus.chars, config)
+    V, n, B = len(gru.VOCAB), len(data.X_train), config.batch_size
     rng = np.random.default_rng(config.seed)
     params = gru.init_params('gru', V, config.hidden, rng, 'float32', config.init_sigma)
     model = RNNLMScratch(GRUScratch(V, config.hidden, config.init_sigma), V)
@@ -194,8 +212,8 @@ def run_lockstep(gru, text, config):
         total_np = total_t = 0.0
         for i in range(0, n, B):
             batch = order[i:i + B]
-            l_np, grads = gru.loss_and_grads(params, 'gru', data.X_train[batch],
-                                             data.Y_train[batch], work=work)
+            l_np, grads = gru.fast_loss_and_grads(params, 'gru', data.X_train[batch],
+                                                  data.Y_train[batch], work=work)
             gru.clip_gradients(grads, config.clip)
             gru.sgd(params, grads, config.lr)
             l = loss(model(tX[batch]), tY[batch])
@@ -206,7 +224,7 @@ def run_lockstep(gru, text, config):
                 optim.step()
             total_np += l_np * len(batch)
             total_t += l.item() * len(batch)
-        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B, work)
+        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B, True, work)
         with torch.no_grad():
             val_t = sum(loss(model(torch.from_numpy(data.X_val[i:i + B].astype('int64'))),
                              torch.from_numpy(data.Y_val[i:i + B].astype('int64'))).item()
@@ -218,17 +236,17 @@ def run_lockstep(gru, text, config):
     return rows
 
 
-def worker(name, epochs, seed, corpus):
-    gru = load_gru()
+def worker(name, epochs, seed, path, before):
+    gru = load_gru(before if name == 'numpy-before' else GRU_PY)
     config = gru.Config(epochs=epochs, seed=seed)
-    text = gru.load_corpus(corpus)
-    if name == 'lockstep':
-        run_lockstep(gru, text, config)
-        return
-    if name == 'numpy':
-        history, times, _ = run_numpy(gru, text, config)
+    if name.startswith('numpy'):
+        history, times, _ = run_numpy(gru, path, config)
     else:
-        history, times, _ = run_torch(gru, text, config, name)
+        corpus = gru.read_corpus(path, config.num_chars_needed)
+        if name == 'lockstep':
+            run_lockstep(gru, corpus, config)
+            return
+        history, times, _ = run_torch(gru, corpus, config, name)
     print(json.dumps({'history': history, 'times': times,
                       'tokens_per_epoch': config.num_train * config.num_steps}))
 
@@ -239,13 +257,17 @@ def measure(name, args):
     env = dict(os.environ, **ONE_THREAD)
     cmd = [sys.executable, __file__, '--worker', name, '--epochs', str(args.epochs),
            '--seed', str(args.seed), '--corpus', str(args.corpus)]
+    if args.before:
+        cmd += ['--before', str(args.before)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f'gru_speed.py: the {name} run failed:\n{done.stderr.strip()}')
     r = json.loads(done.stdout.strip().splitlines()[-1])
-    seconds = sum(r['times'])
-    r['tokens_per_second'] = r['tokens_per_epoch'] * len(r['times']) / seconds
-    r['median_tokens_per_second'] = r['tokens_per_epoch'] / statistics.median(r['times'])
+    wall = [w for w, _ in r['times']]
+    seconds = sum(wall)
+    r['tokens_per_second'] = r['tokens_per_epoch'] * len(wall) / seconds
+    r['median_tokens_per_second'] = r['tokens_per_epoch'] / statistics.median(wall)
+    r['cpu_tokens_per_second'] = r['tokens_per_epoch'] * len(wall) / sum(c for _, c in r['times'])
     r['seconds'] = seconds
     return r
 
@@ -274,20 +296,26 @@ def main(argv=None):
                     help='epochs per contender (default %(default)s)')
     ap.add_argument('--full', action='store_true',
                     help='50 epochs each, to compare epoch-50 perplexities (takes minutes)')
+    ap.add_argument('--rounds', type=int, default=3, metavar='R',
+                    help='runs per contender, taking turns (default %(default)s)')
     ap.add_argument('--seed', type=int, default=0, metavar='S', help='seed (default %(default)s)')
     ap.add_argument('--corpus', type=Path, default=GRU_PY.with_name('timemachine.txt'),
                     metavar='PATH', help='the corpus (default: the one next to gru.py)')
     ap.add_argument('--lockstep', action='store_true',
                     help='instead of timing: train gru.py and d2l\'s scratch GRU in PyTorch '
                          'from the same weights on the same batches, and print both per epoch')
-    ap.add_argument('--worker', choices=CONTENDERS + ('lockstep',), help=argparse.SUPPRESS)
+    ap.add_argument('--before', type=Path, metavar='PATH',
+                    help='another gru.py to time as a fourth contender, numpy-before, taking '
+                         'turns with the others (the version before the plain path works too)')
+    ap.add_argument('--worker', choices=CONTENDERS + ('numpy-before', 'lockstep'),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.full:
-        args.epochs = 50
-    if args.epochs < 1:
-        ap.error('--epochs must be at least 1')
+        args.epochs, args.rounds = 50, 1
+    if args.epochs < 1 or args.rounds < 1:
+        ap.error('--epochs and --rounds must be at least 1')
     if args.worker:
-        worker(args.worker, args.epochs, args.seed, args.corpus)
+        worker(args.worker, args.epochs, args.seed, args.corpus, args.before)
         return 0
     if importlib.util.find_spec('torch') is None:
         print('gru_speed.py: needs PyTorch for the comparison: pip install torch==2.13.0',
@@ -298,30 +326,46 @@ def main(argv=None):
     gru = load_gru()
     if args.lockstep:
         return lockstep(gru, args)
-    print(f'd2l GRU language model, {args.epochs} epoch(s) each, seed {args.seed}, one thread '
-          f'per run (numpy {numpy.__version__}, torch {torch.__version__}, '
-          f'{os.cpu_count()} CPUs)\n', flush=True)
-    results = {}
-    for name in CONTENDERS:
-        results[name] = measure(name, args)
+    print(f'd2l GRU language model, {args.epochs} epoch(s) per run, {args.rounds} round(s), '
+          f'seed {args.seed}, one thread per run (numpy {numpy.__version__}, torch '
+          f'{torch.__version__}, {os.cpu_count()} CPUs)'
+          + (f'; numpy-before is {args.before}' if args.before else '') + '\n', flush=True)
+    contenders = CONTENDERS[:1] + ('numpy-before',) * bool(args.before) + CONTENDERS[1:]
+    runs = {name: [] for name in contenders}
+    for _ in range(args.rounds):                  # taking turns: a busy spell slows all alike
+        for name in contenders:
+            runs[name].append(measure(name, args))
     rows = []
-    for name, r in results.items():
-        epoch, train_ppl, val_ppl = r['history'][-1]
-        rows.append((name, f'{r["seconds"]:.2f}', f'{r["tokens_per_second"]:,.0f}',
-                     f'{r["median_tokens_per_second"]:,.0f}', f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
+    for name, rs in runs.items():
+        epoch, train_ppl, val_ppl = rs[0]['history'][-1]  # the same in every round (same seed)
+        rows.append((name, f'{statistics.median(r["seconds"] for r in rs):.2f}',
+                     f'{statistics.median(r["tokens_per_second"] for r in rs):,.0f}',
+                     f'{statistics.median(r["median_tokens_per_second"] for r in rs):,.0f}',
+                     f'{statistics.median(r["cpu_tokens_per_second"] for r in rs):,.0f}',
+                     f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
     print(gru.format_table(('model', 'seconds', 'tokens/s', 'tokens/s, median epoch',
-                            f'train ppl, epoch {args.epochs}', f'val ppl, epoch {args.epochs}'),
-                           rows, 'lrrrrr'))
-    n = results['numpy']
+                            'tokens/s, CPU time', f'train ppl, epoch {args.epochs}',
+                            f'val ppl, epoch {args.epochs}'), rows, 'lrrrrrr'))
     print()
-    for other in CONTENDERS[1:]:
-        o = results[other]
-        ratio = n['tokens_per_second'] / o['tokens_per_second']
-        median = n['median_tokens_per_second'] / o['median_tokens_per_second']
-        print(f'numpy / {other}: {ratio:.2f}x (median epoch: {median:.2f}x)')
-    print(f'\ntokens/s: {n["tokens_per_epoch"]:,} training tokens per epoch over the wall time '
-          f'of the epochs (training and validation); the median epoch is the steadier figure '
-          f'on a busy machine. Each run has its own random initialisation and batch order.')
+    pairs = [('numpy', other) for other in contenders[1:]]
+    if args.before:
+        pairs += [('numpy-before', other) for other in CONTENDERS[1:]]
+    for mine, other in pairs:
+        n, o = runs[mine], runs[other]
+
+        def ratio(key):
+            return (statistics.median(r[key] for r in n) / statistics.median(r[key] for r in o))
+        per_round = [a['tokens_per_second'] / b['tokens_per_second'] for a, b in zip(n, o)]
+        print(f'{mine} / {other}: {ratio("tokens_per_second"):.2f}x (median epoch: '
+              f'{ratio("median_tokens_per_second"):.2f}x; CPU time: '
+              f'{ratio("cpu_tokens_per_second"):.2f}x; round by round: '
+              + ', '.join(f'{x:.2f}x' for x in per_round) + ')')
+    n = runs['numpy']
+    print(f'\ntokens/s: {n[0]["tokens_per_epoch"]:,} training tokens per epoch over the wall '
+          f'time of the epochs (training and validation), the median over the rounds; the '
+          f'median epoch, and the process\'s CPU time (all its threads) over the same epochs, '
+          f'are steadier figures on a busy machine. Each contender has its own random '
+          f'initialisation and batch order.')
     return 0
 
 

@@ -1,22 +1,36 @@
-"""docs/code/gru.py against PyTorch autograd, on the same weights, in float64.
+"""docs/code/gru.py against PyTorch autograd, on the same weights, in float64; and
+docs/code/gru_torch.py, the concise version, trained for 50 epochs.
 
 Skipped where torch is not installed (pip install torch==2.13.0, CPU build).
 """
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+
+from conftest import CODE, load_script
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 pytestmark = pytest.mark.torch
 
-from test_gru import gru, small_problem  # the script under test, and its random problems
-
+gru = load_script('gru.py')
 SIZES = [dict(V=7, B=3, T=5, h=4, scale=0.5), dict(V=28, B=16, T=32, h=32, scale=0.2)]
+PATHS = {'plain': gru.loss_and_grads, 'fast': gru.fast_loss_and_grads}
 
 
 def problem(cell, V, B, T, h, seed=0, scale=0.5):
-    """Random float64 weights, inputs, targets and initial state (test_gru's)."""
-    return small_problem(cell, seed=seed, V=V, B=B, T=T, h=h, scale=scale)
+    """Random float64 weights, inputs, targets and initial state."""
+    rng = np.random.default_rng(seed)
+    params = {k: scale * rng.standard_normal(v.shape)
+              for k, v in gru.init_params(cell, V, h, rng, 'float64').items()}
+    X = rng.integers(0, V, (B, T))
+    Y = rng.integers(0, V, (B, T))
+    H = scale * rng.standard_normal((2, B, h))
+    state = (H[0], H[1]) if cell == 'lstm' else H[0]
+    return params, X, Y, state
 
 
 def tensors(params):
@@ -69,11 +83,12 @@ def torch_state(state):
     return torch.tensor(state)
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('size', SIZES, ids=['small', 'd2l-sized'])
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
-def test_loss_and_every_gradient_match_autograd_on_d2l_equations(cell, size):
+def test_loss_and_every_gradient_match_autograd_on_d2l_equations(cell, size, path):
     params, X, Y, state = problem(cell, **size)
-    loss, grads = gru.loss_and_grads(params, cell, X, Y, state)
+    loss, grads = PATHS[path](params, cell, X, Y, state)
     P = tensors(params)
     expected = lm_loss(P, d2l_forward(cell, P, one_hot(X, size['V']), torch_state(state)),
                        Y, size['V'])
@@ -85,10 +100,11 @@ def test_loss_and_every_gradient_match_autograd_on_d2l_equations(cell, size):
         assert np.abs(grads[name] - expected_grad).max() < tol, name
 
 
+@pytest.mark.parametrize('forward', [gru.forward, gru.fast_forward], ids=['plain', 'fast'])
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
-def test_forward_logits_match(cell):
+def test_forward_logits_match(cell, forward):
     params, X, _, state = problem(cell, V=9, B=4, T=6, h=5, seed=3)
-    logits, final = gru.forward(params, cell, X, state)
+    logits, final = forward(params, cell, X, state)
     P = tensors(params)
     with torch.no_grad():
         outputs = d2l_forward(cell, P, one_hot(X, 9), torch_state(state))
@@ -102,7 +118,7 @@ def test_forward_logits_match(cell):
 def test_float32_training_loss_matches_float64_autograd():
     params, X, Y, state = problem('gru', V=28, B=64, T=32, h=32, seed=5, scale=0.1)
     p32 = {k: v.astype(np.float32) for k, v in params.items()}
-    loss32, _ = gru.loss_and_grads(p32, 'gru', X, Y, state.astype(np.float32))
+    loss32, _ = gru.fast_loss_and_grads(p32, 'gru', X, Y, state.astype(np.float32))
     P = tensors(params)
     expected = lm_loss(P, d2l_forward('gru', P, one_hot(X, 28), torch_state(state)), Y, 28)
     assert loss32 == pytest.approx(expected.item(), rel=1e-5)
@@ -120,7 +136,7 @@ def test_lstm_matches_torch_nn_lstm():
     """nn.LSTM computes d2l's LSTM equations; its gate blocks are ordered i, f, g (= C~), o."""
     V, B, T, h = 7, 3, 5, 4
     params, X, Y, (H0, C0) = problem('lstm', V, B, T, h, seed=1)
-    loss, grads = gru.loss_and_grads(params, 'lstm', X, Y, (H0, C0))
+    loss, grads = gru.fast_loss_and_grads(params, 'lstm', X, Y, (H0, C0))
     lstm = torch.nn.LSTM(V, h).double()
     order = 'ifco'
     with torch.no_grad():
@@ -144,7 +160,7 @@ def test_lstm_matches_torch_nn_lstm():
 def test_rnn_matches_torch_nn_rnn():
     V, B, T, h = 7, 3, 5, 4
     params, X, Y, H0 = problem('rnn', V, B, T, h, seed=2)
-    loss, grads = gru.loss_and_grads(params, 'rnn', X, Y, H0)
+    loss, grads = gru.fast_loss_and_grads(params, 'rnn', X, Y, H0)
     rnn = torch.nn.RNN(V, h, nonlinearity='tanh').double()
     with torch.no_grad():
         rnn.weight_ih_l0.copy_(torch.tensor(params['W_xh'].T))
@@ -191,3 +207,25 @@ def test_nn_gru_differs_only_where_the_reset_gate_applies():
     with torch.no_grad():
         torch_diagonal = nn_loss(gru_as_nn_gru(params, V, h), P, X, Y, V, torch.tensor(H0)[None])
     assert abs(diagonal - torch_diagonal.item()) < 1e-12
+
+
+# ---------------------------------------------------------------- the concise version
+
+@pytest.mark.slow
+def test_concise_torch_version_trains_to_d2ls_perplexity(tmp_path):
+    """docs/code/gru_torch.py (torch.nn.GRU, d2l's concise implementation), run as a
+    reader runs it, next to the corpus: 50 rows, validation perplexity at most 7.0 at
+    epoch 50, then a sample."""
+    for name in ('gru_torch.py', 'timemachine.txt'):
+        (tmp_path / name).write_bytes((CODE / name).read_bytes())
+    env = dict(os.environ, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1')
+    done = subprocess.run([sys.executable, 'gru_torch.py'], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=1800, env=env)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split('|')[1:4] for line in done.stdout.splitlines()
+            if line.startswith('|') and line.split('|')[1].strip().isdigit()]
+    assert [int(r[0]) for r in rows] == list(range(1, 51))
+    assert float(rows[-1][2]) <= 7.0
+    assert float(rows[-1][2]) < float(rows[0][2])
+    samples = [line for line in done.stdout.splitlines() if line.startswith('sample')]
+    assert len(samples) == 1 and '"it has' in samples[0]
