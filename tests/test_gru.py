@@ -669,7 +669,7 @@ def test_report_inside_values_come_from_the_models_steps():
 
 
 def test_inside_passage_is_wrapped_with_a_digit_under_each_character():
-    record = gru.InsideRecord('ab cd' * 30, [0.05, 0.95, 1.0, 0.5, 0.0] * 30,
+    record = gru.InsideRecord('ab cd' * 30, 150, [0.05, 0.95, 1.0, 0.5, 0.0] * 30,
                               [gru.UnitRecord('a space', 3, -0.5, False, [-1.0, 1.0, 0.0, -0.05, 0.99] * 30)],
                               1000)
     blocks = gru.format_inside_passage(record).split('\n\n')

@@ -859,6 +859,11 @@ class TrainRecord:
     corpus: str              # the corpus file's name
     num_chars: int           # length of the whole corpus after preprocessing
     chars_used: int          # the first characters of it, which the windows are cut from
+    train_ppl: float = 0.0   # the last epoch's training perplexity
+    val_ppl: float = 0.0     # .. and validation perplexity
+    best_val: float = 0.0    # the lowest and highest validation perplexity of any epoch
+    worst_val: float = 0.0
+    clipped_share: float = 0.0  # fraction of all training steps whose gradient was clipped
 
     @classmethod
     def from_dict(cls, d):
@@ -954,7 +959,11 @@ def _train(corpus, config, on_epoch):
         config=asdict(config), history=history, samples=samples, sample=samples[-1].greedy,
         seconds=seconds, tokens_per_second=config.epochs * n * config.num_steps / seconds,
         num_params=num_params(params), vocab_size=len(VOCAB), corpus=corpus.name,
-        num_chars=corpus.total_chars, chars_used=data.num_chars)
+        num_chars=corpus.total_chars, chars_used=data.num_chars,
+        train_ppl=history[-1].train_ppl, val_ppl=history[-1].val_ppl,
+        best_val=min(row.val_ppl for row in history),
+        worst_val=max(row.val_ppl for row in history),
+        clipped_share=sum(row.clipped_fraction for row in history) / len(history))
     return Trained(config, record, params, initial, data, corpus.chars[:data.num_chars])
 
 
@@ -1133,6 +1142,7 @@ class UnitRecord:
 @dataclass
 class InsideRecord:
     passage: str             # the first characters of the validation text
+    passage_chars: int       # .. how many
     z_mean: list             # mean of the update gate Z over the units, per character
     units: list              # a UnitRecord per feature
     stretch_chars: int       # the length of validation text the correlations are over
@@ -1171,7 +1181,7 @@ def compute_inside(m):
     for u in units:
         u.values = [round(float(v), 4) for v in Hs[:n, u.unit]]
     z_mean = [round(float(v), 4) for v in gates['Z'][:n].mean(axis=1)]
-    return InsideRecord(text[:n], z_mean, units, len(text))
+    return InsideRecord(text[:n], n, z_mean, units, len(text))
 
 
 @dataclass
@@ -1509,7 +1519,11 @@ class ComparedModel:
 @dataclass
 class CompareRecord:
     epochs: int
-    models: list             # a ComparedModel per model
+    models: list             # a ComparedModel per model, in the table's order
+    gru: ComparedModel       # the same four, by name
+    lstm: ComparedModel      # forget-gate bias 0
+    lstm_biased: ComparedModel  # forget-gate bias 1 (or --forget-bias)
+    rnn: ComparedModel
 
 
 def report_compare(args, out, config=None):
@@ -1529,7 +1543,7 @@ def report_compare(args, out, config=None):
         models.append(ComparedModel(name, cell, forget_bias, config.lr, r.num_params,
                                     r.history[-1].train_ppl, r.history[-1].val_ppl, r.sample,
                                     r.seconds, r.tokens_per_second, r.history))
-    record = CompareRecord(base.epochs, models)
+    record = CompareRecord(base.epochs, models, *models)
     out.table('compare', format_compare_table(record))
     out.text(format_compare_timing(record))
     return record

@@ -1,0 +1,156 @@
+"""Chapter 14, a GRU language model from scratch: the figures of docs/ch14-gru-lm.md,
+from docs/code/gru.py and the models it trains (one worker process trains each once)."""
+
+import html
+
+from generator import diagrams
+from generator.chapter import Chapter
+
+CHAPTER = Chapter("ch14-gru-lm.md", "gru.py", data=("timemachine.txt",))
+
+STYLES = {"GRU": "-", "LSTM (b_f 0)": "--", "LSTM (b_f 1)": "-.", "plain RNN": ":"}
+
+
+@CHAPTER.diagram
+def gru_cell(ctx):
+    return diagrams.gru_cell(notation="d2l", id_prefix="gru-cell-d2l",
+                             title="The GRU cell in d2l's notation")
+
+
+@CHAPTER.figure
+def curves(ctx):
+    compare = ctx.record("--compare")
+
+    def draw(fig, colors):
+        from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+        ax = fig.subplots()
+        for m, color in zip(compare.models, colors.series):
+            epochs = [row.epoch for row in m.history]
+            ax.plot(epochs, [row.val_ppl for row in m.history], color=color,
+                    linestyle=STYLES.get(m.model, "-"), label=f"{m.model}, validation")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(FixedLocator([5, 6, 7, 8, 10, 12, 15, 20, 25]))
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("validation perplexity")
+        ax.legend(loc="upper right")
+
+    return ctx.figure(draw, alt="Validation perplexity per epoch for the GRU, the LSTM with "
+                                "forget-gate bias 0 and 1, and the plain RNN on The Time "
+                                "Machine: the gated cells end lowest",
+                      caption="Validation perplexity per epoch, log scale, each cell at d2l's "
+                              "learning rate.")
+
+
+@CHAPTER.figure
+def clipping(ctx):
+    run = ctx.record("--cell", "rnn", "--lr", "4")
+
+    def draw(fig, colors):
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        epochs = [row.epoch for row in run.history]
+        top.plot(epochs, [row.val_ppl for row in run.history], color=colors.series[0],
+                 label="validation perplexity")
+        top.set_yscale("log")
+        top.set_ylabel("perplexity")
+        top.legend(loc="upper right")
+        bottom.plot(epochs, [row.max_grad_norm for row in run.history], color=colors.series[1],
+                    linestyle="--", label="largest gradient norm, before clipping")
+        bottom.axhline(run.config.clip, color=colors.muted, linestyle=":", linewidth=1.2)
+        bottom.set_yscale("log")
+        bottom.set_xlabel("epoch")
+        bottom.set_ylabel("norm")
+        bottom.legend(loc="upper right")
+
+    return ctx.figure(draw, size=(7.2, 4.2),
+                      alt="The plain RNN at learning rate 4: its validation perplexity jumps by "
+                          "orders of magnitude between epochs while its gradient norm, before "
+                          "clipping, stays far above the clipping threshold of 1",
+                      caption="The plain RNN at learning rate 4, `python3 gru.py --cell rnn --lr "
+                              "4`. Dotted: the clipping threshold.")
+
+
+@CHAPTER.figure
+def distance(ctx):
+    dist = ctx.record("--distance")
+
+    def draw(fig, colors):
+        ax = fig.subplots()
+        for curve, color in zip(dist.curves, colors.series):
+            ks = list(range(len(curve.trained)))
+            ax.plot(ks, list(curve.trained), color=color, label=f"{curve.model}, trained")
+            ax.plot(ks, list(curve.init), color=color, linestyle=":", linewidth=1.4)
+        ax.plot([], [], color=colors.muted, linestyle=":", linewidth=1.4,
+                label="the same, at initialisation")
+        ax.set_yscale("log")
+        ax.set_xlabel("k, steps back from the last")
+        ax.set_ylabel(r"mean $\Vert \partial L_T / \partial H_{T-k} \Vert$")
+        ax.legend(loc="lower left", ncols=2)
+
+    return ctx.figure(draw, alt="Gradient of the last step's loss against distance in the three "
+                                "trained language models: after training it reaches back far "
+                                "further than at initialisation, the GRU's furthest",
+                      caption="Solid: after 50 epochs. Dotted: the same weights before "
+                              "training.")
+
+
+@CHAPTER.figure
+def saturation(ctx):
+    sat = ctx.record("--saturation")
+    markers = {"Z": "o", "R": "s", "I": "^", "F": "D", "O": "v"}
+
+    def draw(fig, colors):
+        axes = fig.subplots(1, 2, sharey=True)
+        for ax, model in zip(axes, ("GRU", "LSTM")):
+            for gate, color in zip([g for g in sat.gates if g.model == model], colors.series):
+                ax.scatter(list(gate.unit_right), list(gate.unit_left), s=22, color=color,
+                           marker=markers.get(gate.gate, "o"), label=f"gate {gate.gate}",
+                           alpha=0.85, linewidths=0)
+            ax.plot([0, 1], [1, 0], color=colors.muted, linewidth=1, linestyle=":")
+            ax.set_xlim(-0.02, 1.0)
+            ax.set_ylim(-0.02, 1.0)
+            ax.set_title(model)
+            ax.set_xlabel(f"fraction of steps above {sat.high:g}")
+            ax.legend(loc="upper right")
+        axes[0].set_ylabel(f"fraction of steps below {sat.low:g}")
+
+    return ctx.figure(draw, size=(7.2, 3.8),
+                      alt="Scatter of the gates' units, fraction of time right-saturated "
+                          "against left-saturated, for the trained GRU and LSTM",
+                      caption="One point per unit and gate: how often it is nearly closed "
+                              "(up) or nearly open (right). Points on the dotted diagonal are "
+                              "always saturated one way or the other.")
+
+
+@CHAPTER.block
+def inside(ctx):
+    """The validation passage with each character shaded by the mean update gate and by
+    the two units the script found. Each character's value is in its title; the script's
+    own rendering of the same values as digits follows on the page (not colour alone)."""
+    record = ctx.record("--inside")
+    rows = [("mean update gate Z (0 white, 1 full orange)", record.z_mean, False)]
+    for unit in record.units:
+        rows.append((f"unit {unit.unit}, which tracks {html.escape(unit.feature)} "
+                     f"(r = {unit.correlation:+.2f}; orange above 0, blue below)",
+                     unit.values, True))
+    out = []
+    for label, values, signed in rows:
+        spans = []
+        for ch, v in zip(record.passage, values):
+            pos, neg = (max(v, 0.0), max(-v, 0.0)) if signed else (v, 0.0)
+            shown = "&nbsp;" if ch == " " else html.escape(ch)
+            spans.append(f'<span style="--p:{pos:.2f};--n:{neg:.2f}" '
+                         f'title="{v:+.3f}">{shown}</span>')
+        out.append(f'<p class="shaded-label">{label}</p>\n'
+                   f'<p class="shaded" aria-hidden="true">{"".join(spans)}</p>')
+    return '<div class="inside" data-search-exclude>\n' + "\n".join(out) + "\n</div>"
+
+
+@CHAPTER.block
+def timing(ctx):
+    compare = ctx.record("--compare")
+    return "\n".join(f"- **{m.model}**: {compare.epochs} epochs in {m.seconds:.1f} s, "
+                      f"{m.tokens_per_second:,.0f} training tokens per second."
+                      for m in compare.models)
