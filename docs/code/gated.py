@@ -9,6 +9,9 @@ Companion script to chapter 13 ("LSTM and GRU"). Python 3.9+ and numpy.
     python3 gated.py --params   LSTM against GRU against plain RNN, in parameters
     python3 gated.py --measure  the gradient measured along a real LSTM's cell
 
+    options: --forget-bias B (--step), --input D and --hidden H (--params),
+             --seed S (--measure)
+
 The file reads top to bottom: the settings, the model (every compute_*
 function returns a record of plain numbers and prints nothing), the tables
 (one format_* per table), then the reports each flag prints and the command
@@ -151,11 +154,11 @@ class GRUStep:
     h_t: List[float]
 
 
-def compute_lstm_step():
+def compute_lstm_step(forget_bias=b_f):
     """f, i, C~, o, C_t, h_t for the two-unit cell of the settings."""
     hp, Cp, x = np.array(h_prev), np.array(C_prev), np.array(x_t)
     q = np.concatenate([hp, x])  # [h_{t-1}, x_t]
-    f = sigmoid(np.array(W_f) @ q + np.array(b_f))  # forget gate: how much of C_{t-1} to keep
+    f = sigmoid(np.array(W_f) @ q + np.array(forget_bias))  # forget gate: how much of C_{t-1} to keep
     i = sigmoid(np.array(W_i) @ q + np.array(b_i))  # input gate: how much of C~ to add
     C_tilde = np.tanh(np.array(W_C) @ q)  # candidate cell content
     o = sigmoid(np.array(W_o) @ q + np.array(b_o))  # output gate: how much of the cell to show
@@ -331,7 +334,7 @@ def format_bias_table(rows, powers=BIAS_POWERS):
     return format_table(header, body, "r" * len(header))
 
 
-def format_weights_table():
+def format_weights_table(forget_bias=b_f):
     """Every number the step uses: the state, the input and each gate's matrix."""
     def mat(m):
         return "[" + ", ".join("[" + ", ".join(f"{x:+.1f}" for x in row) + "]" for row in m) + "]"
@@ -344,7 +347,7 @@ def format_weights_table():
         ("W_i, input", mat(W_i)),
         ("W_C, candidate", mat(W_C)),
         ("W_o, output", mat(W_o)),
-        ("b_f; b_i and b_o", f"{vec(b_f)}; zero"),
+        ("b_f; b_i and b_o", f"{vec(forget_bias)}; zero"),
     ]
     return format_table(("name", "value"), rows, "ll")
 
@@ -534,10 +537,11 @@ def report_bias(args, out):
 
 
 def report_step(args, out):
-    lstm, gru = compute_lstm_step(), compute_gru_step()
+    bias = (args.forget_bias,) * len(b_f) if args.forget_bias is not None else b_f
+    lstm, gru = compute_lstm_step(bias), compute_gru_step()
     out.text("Step 3: one LSTM step, every gate shown")
     out.text("Two units, input size 2; every gate reads q = [h_{t-1}, x_t], length 4.")
-    out.table("weights", format_weights_table())
+    out.table("weights", format_weights_table(bias))
     out.table("lstm", format_lstm_table(lstm))
     out.text("The cell update, term by term:")
     out.table("cell_update", format_cell_update_table(lstm))
@@ -548,28 +552,30 @@ def report_step(args, out):
     out.text("No separate cell state: one gate, z, splits old from new. This chapter\n"
              "writes h_t = (1 - z) * h_{t-1} + z * h~; Cho et al. (2014), d2l and PyTorch\n"
              "write z * h_{t-1} + (1 - z) * h~, the same model with z and 1 - z swapped.")
-    return StepReport(list(h_prev), list(C_prev), list(x_t), list(b_f), lstm, gru)
+    return StepReport(list(h_prev), list(C_prev), list(x_t), list(bias), lstm, gru)
 
 
 def report_params(args, out):
-    costs = compute_params()
+    d, H = args.input or PARAM_INPUT, args.hidden or PARAM_HIDDEN
+    costs = compute_params(d, H)
     rnn, gru, lstm = (c.params for c in costs)
-    out.text(f"Step 4: what a gate costs (input d = {PARAM_INPUT}, hidden H = {PARAM_HIDDEN})")
+    out.text(f"Step 4: what a gate costs (input d = {d}, hidden H = {H})")
     out.text("Each gate block reads [h_{t-1}, x_t] and makes H numbers: H(H + d) + H parameters.")
     out.table("params", format_params_table(costs))
     out.text(f"A GRU has {100 * gru / lstm:.0f}% of an LSTM's parameters: {lstm - gru:,} fewer "
              "here.\nThese count the recurrent layer alone; frameworks that keep two bias\n"
              "vectors per gate (PyTorch's b_ih and b_hh) count H more per gate:")
-    vectors = compute_bias_vectors()
+    vectors = compute_bias_vectors(d, H)
     out.table("bias_vectors", format_bias_vector_table(vectors))
-    return ParamsReport(PARAM_INPUT, PARAM_HIDDEN, costs, rnn, gru, lstm, gru / lstm, vectors)
+    return ParamsReport(d, H, costs, rnn, gru, lstm, gru / lstm, vectors)
 
 
 def report_measure(args, out):
-    measured = compute_measure()
+    seed = args.seed if args.seed is not None else MEASURE_SEED
+    measured = compute_measure(seed=seed)
     out.text(f"Step 5: the gradient measured along a real LSTM's cell (H = {MEASURE_HIDDEN}, "
              f"d = {MEASURE_INPUT}, weights uniform(-1/sqrt(H), 1/sqrt(H)), biases zero but "
-             f"b_f, seed {MEASURE_SEED})")
+             f"b_f, seed {seed})")
     out.table("measure", format_measure_table(measured))
     out.text("Along the cell path alone the median unit follows sigma(b_f)^t; units whose\n"
              "gate sits higher keep far more. The full Jacobian also runs through h_t and\n"
@@ -577,7 +583,7 @@ def report_measure(args, out):
     top = max(measured, key=lambda m: m.b_f)
     zero = next(m for m in measured if m.b_f == 0.0)
     k = MEASURE_DISTANCE - 1
-    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, MEASURE_SEED,
+    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, seed,
                          MEASURE_DISTANCE, measured, top.b_f, top.full[-1], top.path_max[-1],
                          zero.full[k], zero.path_median[k])
 
@@ -592,6 +598,12 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
                 report_measure),
 }
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
+OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
+    "forget_bias": ("step",),
+    "input": ("params",),
+    "hidden": ("params",),
+    "seed": ("measure",),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -606,7 +618,46 @@ def parse_args(argv=None):
                     "those reports, in the order below.")
     for flag, (help_text, _) in REPORTS.items():
         parser.add_argument(f"--{flag}", action="store_true", help=help_text)
-    return parser.parse_args(argv)
+    parser.add_argument("--forget-bias", metavar="B", type=number(-10, 10),
+                        help="--step: the forget gate's bias for both units (default 1), "
+                             "-10 to 10")
+    parser.add_argument("--input", metavar="D", type=whole(1, 100_000),
+                        help=f"--params: the input size d (default {PARAM_INPUT})")
+    parser.add_argument("--hidden", metavar="H", type=whole(1, 100_000),
+                        help=f"--params: the hidden size H (default {PARAM_HIDDEN})")
+    parser.add_argument("--seed", metavar="S", type=whole(0, 2 ** 32 - 1),
+                        help=f"--measure: the random seed (default {MEASURE_SEED})")
+    args = parser.parse_args(argv)
+    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():
+        if getattr(args, option) is not None and not set(users) & set(chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{u}" for u in users))
+    return args
+
+
+def whole(low, high):
+    def check(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {n}")
+        return n
+    return check
+
+
+def number(low, high):
+    def check(text):
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= x <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return x
+    return check
 
 
 def run(args, out):

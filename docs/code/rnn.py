@@ -9,6 +9,9 @@ Companion script to chapter 12 ("The recurrent network"). Python 3.9+ and numpy.
     python3 rnn.py --clip     gradient clipping, before and after
     python3 rnn.py --measure  the gradient measured through a real tanh RNN
 
+    options: --sentence "ran the dog" (--unroll), --hidden H (--params, --measure),
+             --threshold X (--clip), --seed S (--clip, --measure)
+
 The file reads top to bottom: the settings, the model (every compute_*
 function returns a record of plain numbers and prints nothing), the tables
 (one format_* per table), then the reports each flag prints and the command
@@ -469,9 +472,10 @@ class MeasureReport:
 
 
 def report_unroll(args, out):
-    steps = compute_unroll()
-    out.text("Step 1: unrolling three steps by hand")
-    out.text(f"Vocabulary {', '.join(VOCAB)}; the sentence \"{' '.join(SENTENCE)}\".")
+    sentence = tuple(args.sentence.split()) if args.sentence else SENTENCE
+    steps = compute_unroll(sentence)
+    out.text(f"Step 1: unrolling {len(steps)} steps by hand")
+    out.text(f"Vocabulary {', '.join(VOCAB)}; the sentence \"{' '.join(sentence)}\".")
     out.table("model", format_model_table())
     out.text("h_t = tanh(W x_t + U h_{t-1} + b_h), h_0 = 0; the same W, U, V at every step.")
     out.table("unroll", format_unroll_table(steps))
@@ -483,15 +487,16 @@ def report_unroll(args, out):
 
 
 def report_params(args, out):
-    blocks, windows = compute_params(), compute_windows()
+    H = args.hidden or HIDDEN
+    blocks, windows = compute_params(H=H), compute_windows(H=H)
     out.text(f"Step 2: the parameter count does not grow with the sequence "
-             f"(|V| = {VOCAB_SIZE:,}, d = {EMBED_DIM}, H = {HIDDEN})")
+             f"(|V| = {VOCAB_SIZE:,}, d = {EMBED_DIM}, H = {H})")
     out.table("params", format_params_table(blocks))
     out.text("Between the words read and the hidden layer, a feed-forward model that\n"
              "reads a fixed window needs context x d x H weights; the RNN needs W and U,\n"
              "d x H + H x H, whatever the length of the sequence.")
     out.table("windows", format_window_table(windows))
-    return ParamsReport(VOCAB_SIZE, EMBED_DIM, HIDDEN, blocks, blocks[-1].count, windows)
+    return ParamsReport(VOCAB_SIZE, EMBED_DIM, H, blocks, blocks[-1].count, windows)
 
 
 def report_vanish(args, out):
@@ -514,21 +519,25 @@ def report_vanish(args, out):
 
 
 def report_clip(args, out):
-    rows = compute_clipping()
-    out.text(f"Step 4: gradient clipping at norm {CLIP_THRESHOLD:g} "
-             f"(numpy.random.default_rng({CLIP_SEED}), six-dimensional gradients)")
+    threshold = args.threshold if args.threshold is not None else CLIP_THRESHOLD
+    seed = args.seed if args.seed is not None else CLIP_SEED
+    rows = compute_clipping(threshold=threshold, seed=seed)
+    out.text(f"Step 4: gradient clipping at norm {threshold:g} "
+             f"(numpy.random.default_rng({seed}), six-dimensional gradients)")
     out.table("clipping", format_clipping_table(rows))
     out.text("The cosine is 1 every time: clipping changes the length of the step, never\n"
              "its direction. It stops explosions and does nothing for vanishing.")
-    return ClipReport(CLIP_THRESHOLD, rows)
+    return ClipReport(threshold, rows)
 
 
 def report_measure(args, out):
-    measured = compute_measure()
+    H = args.hidden or MEASURE_HIDDEN
+    seed = args.seed if args.seed is not None else MEASURE_SEED
+    measured = compute_measure(H=H, seed=seed)
     faded = [f"{m.radius:g}" for m in measured if m.norms[-1] < 1]
     out.text(f"Step 5: the gradient measured through a real tanh RNN "
-             f"(H = {MEASURE_HIDDEN}, d = {MEASURE_INPUT}, random U rescaled to each "
-             f"spectral radius, seed {MEASURE_SEED})")
+             f"(H = {H}, d = {MEASURE_INPUT}, random U rescaled to each "
+             f"spectral radius, seed {seed})")
     out.table("measure", format_measure_table(measured))
     out.text("The linearised theory predicts rho^t. The measurement shrinks faster:\n"
              "each step also multiplies by tanh', which is below 1 wherever a unit is\n"
@@ -537,7 +546,7 @@ def report_measure(args, out):
              f"{', '.join(faded) or 'none'}.")
     tanh_primes = [m.mean_tanh_prime for m in measured]
     top = max(measured, key=lambda m: m.radius)
-    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, MEASURE_SEED,
+    return MeasureReport(H, MEASURE_INPUT, MEASURE_STEPS, seed,
                          EXAMPLE_DISTANCE, measured, min(tanh_primes), max(tanh_primes),
                          top.radius, top.norms[0], top.norms[-1])
 
@@ -551,6 +560,12 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
                 report_measure),
 }
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
+OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
+    "sentence": ("unroll",),
+    "hidden": ("params", "measure"),
+    "threshold": ("clip",),
+    "seed": ("clip", "measure"),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -565,7 +580,53 @@ def parse_args(argv=None):
                     "flags print those reports, in the order below.")
     for flag, (help_text, _) in REPORTS.items():
         parser.add_argument(f"--{flag}", action="store_true", help=help_text)
-    return parser.parse_args(argv)
+    parser.add_argument("--sentence", metavar="WORDS", type=sentence,
+                        help=f"--unroll: another sentence of the words {', '.join(VOCAB)} "
+                             "(default \"the dog ran\")")
+    parser.add_argument("--hidden", metavar="H", type=whole(1, 5000),
+                        help=f"--params, --measure: the hidden size (default {HIDDEN} and "
+                             f"{MEASURE_HIDDEN}), 1 to 5000")
+    parser.add_argument("--threshold", metavar="X", type=positive,
+                        help=f"--clip: the largest norm allowed (default {CLIP_THRESHOLD:g})")
+    parser.add_argument("--seed", metavar="S", type=whole(0, 2 ** 32 - 1),
+                        help="--clip, --measure: the random seed (default 0)")
+    args = parser.parse_args(argv)
+    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():
+        if getattr(args, option) is not None and not set(users) & set(chosen):
+            parser.error(f"--{option} has no effect without "
+                         + " or ".join(f"--{u}" for u in users))
+    return args
+
+
+def sentence(text):
+    words = text.split()
+    unknown = [w for w in words if w not in VOCAB]
+    if not words or unknown:
+        raise argparse.ArgumentTypeError(f"use the words {', '.join(VOCAB)}, got {text!r}")
+    return " ".join(words)
+
+
+def whole(low, high):
+    def check(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {n}")
+        return n
+    return check
+
+
+def positive(text):
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
+    return x
 
 
 def run(args, out):
