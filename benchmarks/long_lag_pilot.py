@@ -61,31 +61,36 @@ class Design:
     test: int = 512             # fresh test sequences per model
 
 
-BASE = Design('site', "the site's own optimiser and init (SGD lr 1, clip 1, normal(0, 0.01))")
+BASE = Design('site', "the site's own optimiser and init (SGD lr 1, clip 1, normal(0, 0.01))",
+              lags=(5, 10, 20, 50, 100, 200))
+CHOSEN = Design('uadam', 'framework defaults: init U(+-1/sqrt(h)) (nn.LSTM\'s rule), Adam lr 1e-3 '
+                '(torch.optim.Adam\'s default)', optimiser='adam', lr=1e-3, init='uniform',
+                checkpoints=(500, 1000, 1500, 2000))
+VARIANT = dict(lags=(10, 20, 50, 100), checkpoints=(500, 1000, 1500, 2000))  # knobs on CHOSEN
 DESIGNS = {d.name: d for d in [
-    BASE,
+    BASE,  # the first run was stopped after the LSTM at lag 50; site_gru completes it
+    replace(BASE, name='site_gru', what='site, the GRU only', cells=('gru',), lags=(5, 10, 20, 50)),
     replace(BASE, name='adam', what='Adam lr 1e-2 (the first probe), everything else as site',
-            optimiser='adam', lr=1e-2),
+            optimiser='adam', lr=1e-2, lags=(5, 10, 20, 50, 100)),
     replace(BASE, name='uniform', what='PyTorch-default init U(+-1/sqrt(h)), SGD lr 1 clip 1',
-            init='uniform'),
-    replace(BASE, name='uadam', what='PyTorch-default init U(+-1/sqrt(h)), Adam lr 1e-3',
-            init='uniform', optimiser='adam', lr=1e-3),
-    replace(BASE, name='uadam2', what='PyTorch-default init U(+-1/sqrt(h)), Adam lr 1e-2',
-            init='uniform', optimiser='adam', lr=1e-2),
-    replace(BASE, name='blank', what='one blank distractor symbol instead of 4 random ones',
-            distractors=1),
-    replace(BASE, name='lr01', what='SGD lr 0.1 (clip 1)', lr=0.1),
-    replace(BASE, name='big', what='hidden 32, batch 128, 1,500 steps (the earlier probes\' size)',
-            hidden=32, batch=128, steps=1500, checkpoints=(500, 1500), seeds=2,
-            lags=(10, 20, 50)),
-    replace(BASE, name='site_gru', what='site, the GRU only (the first site run was cut short)',
-            cells=('gru',), lags=(5, 10, 20, 50)),
-    replace(BASE, name='gru_bz1', what='site, but the GRU starts with update bias b_z = 1',
-            update_bias=1.0, cells=('gru',)),
-    replace(BASE, name='adding', what='adding problem (markers at step 1 and at the end), site '
-            'optimiser; MSE, predict-1 baseline 1/6', task='adding', lags=(5, 10, 20, 50, 100)),
-    replace(BASE, name='long', what='site with 4x the budget (8,000 steps), lags 20 to 100',
-            steps=8000, checkpoints=(2000, 4000, 8000), lags=(20, 50, 100), seeds=3),
+            init='uniform', lags=(5, 10, 20, 50, 100)),
+    replace(CHOSEN, lags=(5, 10, 20, 50, 100)),
+    replace(CHOSEN, name='uadam_lr2', what='chosen, but Adam lr 1e-2', lr=1e-2, **VARIANT),
+    replace(CHOSEN, name='uadam_blank', what='chosen, but one blank distractor symbol (D = 1)',
+            distractors=1, **VARIANT),
+    replace(CHOSEN, name='uadam_bz1', what='chosen, but the GRU starts with update bias b_z = 1 '
+            '(Z = 0.73: keep H_prev), the GRU\'s analogue of b_f = 1', update_bias=1.0,
+            cells=('gru',), **VARIANT),
+    replace(CHOSEN, name='uadam_adding', what='adding problem (values in [0, 1], markers at step '
+            '1 and at the query), chosen optimiser and init; MSE, predict-1 baseline 1/6',
+            task='adding', **VARIANT),
+    replace(CHOSEN, name='uadam_long', what='chosen with 4x the budget (8,000 steps), 3 seeds',
+            steps=8000, checkpoints=(2000, 4000, 8000), lags=(50, 100), seeds=3),
+    replace(CHOSEN, name='uadam_200', what='chosen at lag 200', lags=(200,),
+            checkpoints=(1000, 2000)),
+    replace(CHOSEN, name='big', what='chosen, but hidden 32, batch 128, 1,500 steps (the size '
+            'of the two earlier probes)', hidden=32, batch=128, steps=1500,
+            checkpoints=(500, 1500), seeds=2, lags=(20, 50, 100)),
 ]}
 
 

@@ -23,12 +23,19 @@ one batched computation:
                H~ = tanh(X W_xh + (R * H_prev) W_hh + b_h)
                H = Z * H_prev + (1 - Z) * H~
 
-X is the one-hot input, H_0 (and C_0) zero; the answer is read from the last
-state only, Y_hat = H_T W_hq + b_q, with softmax cross-entropy. Gradients are
-backpropagation through time written out by hand (--gradcheck checks each one).
-Every cell gets the same initialisation rule, the same optimiser, the same
-budget and the same training sequences; the LSTM's forget-gate bias b_f starts
-at 0, 1 or 2 (the only difference between its three rows).
+(the notation and the GRU convention of chapter 14 and d2l.ai: Z near 1 keeps
+the old state). X is the one-hot input, H_0 (and C_0) zero; the answer is read
+from the last state only, Y_hat = H_T W_hq + b_q, with softmax cross-entropy.
+Gradients are backpropagation through time written out by hand (--gradcheck
+checks each one against finite differences).
+
+Every cell gets the same rules, all of them PyTorch's defaults rather than
+values tuned here: weights uniform(-1/sqrt(h), 1/sqrt(h)) (nn.RNN's, nn.LSTM's
+and nn.GRU's rule), biases zero; Adam with learning rate 1e-3; the same budget
+(STEPS steps of BATCH fresh sequences) and the same training sequences for every
+cell. The LSTM's forget-gate bias b_f starts at 0, 1 or 2, the only difference
+between its three rows. Why this setting and not the site's SGD with clipping
+and d2l's normal(0, 0.01) weights: benchmarks/long_lag_pilot.py and chapter 15.
 
 The gradient reaching the first input (--gradient): x_1, the one-hot first
 symbol, taken as a real vector; for each test sequence, l is its cross-entropy
@@ -41,7 +48,7 @@ g_1 / g_T, with g_T the same norm at the query x_T, says what share of the
 gradient arriving at the answer reaches back `lag` steps.
 
     python3 memory.py              what chapter 15 shows, in order (--task
-                                   --accuracy --curves --gradient), about 2 min
+                                   --accuracy --curves --gradient), 2 to 3 minutes
     python3 memory.py --task       step 1: the task and the training setting
     python3 memory.py --accuracy   step 2: test accuracy by cell and lag, every seed
     python3 memory.py --curves     step 3: learning curves at one long lag
@@ -59,7 +66,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 if __name__ == "__main__":  # as a script: one BLAS thread (must be set before numpy loads)
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -78,19 +85,20 @@ K = 4  # symbols to remember: the answer is one of them, chance is 1/K
 D = 4  # distractor symbols, drawn at random between the symbol and the query
 QUERY = K + D  # token id of the query; symbols are 0..K-1, distractors K..K+D-1
 V = K + D + 1  # vocabulary size, the length of a one-hot input x_t
-LAGS = (5, 10, 20, 50, 100, 200)  # steps from the symbol to the query
+LAGS = (5, 10, 20, 50, 100)  # steps from the symbol to the query
 SEEDS = 4  # seeds per cell and lag, trained side by side
 h = 16  # hidden units
 BATCH = 32  # training sequences per step and seed
-STEPS = 2000  # optimiser steps (the budget), the same for every cell and lag
-LR = 1.0  # SGD learning rate
-CLIP = 1.0  # each model's whole gradient clipped to this L2 norm
-SIGMA = 0.01  # initial weights normal(0, SIGMA), biases zero (d2l's rule)
+STEPS = 1500  # optimiser steps (the budget), the same for every cell and lag
+LR = 1e-3  # Adam's learning rate (PyTorch's default)
+BETAS = (0.9, 0.999)  # Adam's averaging rates for g and g^2 (PyTorch's defaults)
+EPS = 1e-8  # Adam's epsilon (PyTorch's default)
+INIT_BOUND = 1 / math.sqrt(h)  # initial weights uniform(-1/sqrt(h), 1/sqrt(h)), nn.LSTM's rule
 FORGET_BIASES = (0.0, 1.0, 2.0)  # b_f, the LSTM forget gate's initial bias
 TEST = 512  # fixed test sequences per seed and lag
 CURVE_EVERY = 100  # steps between two points of a learning curve
 CURVE_LAG = 50  # the long lag whose learning curves --curves shows
-CURVE_SHOWN = (100, 250, 500, 1000, 1500, 2000)  # checkpoints --curves prints
+CURVE_SHOWN = (100, 200, 300, 500, 1000, 1500)  # checkpoints --curves prints
 GRADIENT_BATCH = 64  # test sequences the gradient at x_1 is averaged over
 MAX_LAG = 1000  # largest --lag accepted (a longer run would take minutes)
 
@@ -140,19 +148,22 @@ def seeds_sequences(key, seeds, n, lag, rngs=None):
 # ---------------------------------------------------------------------------
 
 def init_params(cell, seeds, forget_biases=(None,), dtype="float32", hidden=h):
-    """d2l's initialisation for each (b_f, seed) pair, b_f-major: per gate ? an input
-    weight W_x? (V, h), a recurrent weight W_h? (h, h) and a bias b_? (h,), then the
-    output layer W_hq (h, K), b_q (K,); weights normal(0, SIGMA), biases zero, b_f
-    as given. A seed draws the same weights for every lag and every b_f."""
+    """Parameters for each (b_f, seed) pair, b_f-major, named as in d2l: per gate ? an
+    input weight W_x? (V, h), a recurrent weight W_h? (h, h) and a bias b_? (h,), then
+    the output layer W_hq (h, K), b_q (K,). The rule, the same for every cell (PyTorch's
+    for nn.RNN, nn.LSTM, nn.GRU and nn.Linear(h, K)): every weight uniform(-a, a),
+    a = 1/sqrt(h); biases zero, except the LSTM's b_f. A seed draws the same weights
+    for every lag and every b_f."""
+    a = 1 / math.sqrt(hidden)
     per_seed = []
     for s in seeds:
         rng = np.random.default_rng([INIT_KEY, s])
         p = {}
         for g in GATES[cell]:
-            p["W_x" + g] = rng.normal(0.0, SIGMA, (V, hidden))
-            p["W_h" + g] = rng.normal(0.0, SIGMA, (hidden, hidden))
+            p["W_x" + g] = rng.uniform(-a, a, (V, hidden))
+            p["W_h" + g] = rng.uniform(-a, a, (hidden, hidden))
             p["b_" + g] = np.zeros(hidden)
-        p["W_hq"] = rng.normal(0.0, SIGMA, (hidden, K))
+        p["W_hq"] = rng.uniform(-a, a, (hidden, K))
         p["b_q"] = np.zeros(K)
         per_seed.append(p)
     params = {}
@@ -185,9 +196,13 @@ def h_of(W_h):
     return W_h.shape[-2]  # hidden size, read off a recurrent weight (M, h, g h)
 
 
-def sigmoid(a):
-    """sigma(a) = (1 + tanh(a/2)) / 2, which never overflows."""
-    return 0.5 + 0.5 * np.tanh(0.5 * a)
+def sigmoid_(a):
+    """sigma(a) = (1 + tanh(a/2)) / 2 in place, which never overflows."""
+    a *= 0.5
+    np.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
+    return a
 
 
 def input_part(W_x, b, X, t=None):
@@ -210,7 +225,7 @@ def cell_forward(cell, p, X, keep=True):
     A = input_part(W_x, b, X) if keep else None  # pre-activations, then gates, per step
     H = np.zeros((M, B, hh), W_h.dtype)
     C = np.zeros_like(H)  # LSTM memory cell
-    Hs, Cs, RHs = [H], [C], []  # H_0 .. H_T (and C_t, R * H_prev) for the backward pass
+    Hs, Cs, TCs, RHs = [H], [C], [], []  # H_0 .. H_T, C_0 .. C_T, tanh(C_t), R * H_prev
     for t in range(T):
         a = A[t] if keep else input_part(W_x, b, X, t)  # X_t W_x + b
         if cell == "rnn":
@@ -219,16 +234,18 @@ def cell_forward(cell, p, X, keep=True):
         elif cell == "lstm":
             a += H @ W_h  # + H_prev W_h?, the four gates in one product
             IFO, Cc = a[..., :3 * hh], a[..., 3 * hh:]
-            IFO[:] = sigmoid(IFO)  # I, F, O
+            sigmoid_(IFO)  # I, F, O
             np.tanh(Cc, out=Cc)  # C~
             I, F, O = IFO[..., :hh], IFO[..., hh:2 * hh], IFO[..., 2 * hh:]
             C = F * C + I * Cc  # C = F * C_prev + I * C~
-            H = O * np.tanh(C)  # H = O * tanh(C)
+            TC = np.tanh(C)
+            H = O * TC  # H = O * tanh(C)
             Cs.append(C)
+            TCs.append(TC)
         else:  # gru
             ZR, Ht = a[..., :2 * hh], a[..., 2 * hh:]
             ZR += H @ W_h[..., :2 * hh]  # + H_prev W_hz, + H_prev W_hr
-            ZR[:] = sigmoid(ZR)  # Z, R
+            sigmoid_(ZR)  # Z, R
             Z, R = ZR[..., :hh], ZR[..., hh:]
             RH = R * H  # R * H_prev
             Ht += RH @ W_h[..., 2 * hh:]  # + (R * H_prev) W_hh
@@ -236,20 +253,21 @@ def cell_forward(cell, p, X, keep=True):
             H = Ht + Z * (H - Ht)  # H = Z * H_prev + (1 - Z) * H~
             RHs.append(RH)
         Hs.append(H)
-    return H, (cell, X, A, Hs, Cs, RHs, W_x, W_h)
+    return H, (cell, X, A, Hs, Cs, TCs, RHs, W_x, W_h)
 
 
 def cell_backward(cache, dH_T):
     """dH_T: dloss/dH_T (M, B, h). Returns the gradients of the cell's parameters by
     name and dA (T, M, B, g h), dloss/d(pre-activations) at every step (for dloss/dx_t,
     the gradient reaching input t, which is dA[t] W_x^T)."""
-    cell, X, A, Hs, Cs, RHs, W_x, W_h = cache
+    cell, X, A, Hs, Cs, TCs, RHs, W_x, W_h = cache
     T, M, B = X.shape
     hh = h_of(W_h)
     dA = np.empty_like(A)
-    dH = dH_T  # dloss/dH_t, carried back through time
+    dH = dH_T  # dloss/dH_t, carried back through time (a new array each step)
     dC = np.zeros_like(dH)  # dloss/dC_t (LSTM)
     W_h_T = W_h.transpose(0, 2, 1)
+    s = np.empty_like(dH)  # scratch
     for t in reversed(range(T)):
         G, da, H_prev = A[t], dA[t], Hs[t]
         if cell == "rnn":
@@ -257,13 +275,23 @@ def cell_backward(cache, dH_T):
             dH = da @ W_h_T  # dloss/dH_prev = da_h W_hh^T
         elif cell == "lstm":
             I, F, O, Cc = (G[..., k * hh:(k + 1) * hh] for k in range(4))
-            tanh_C = np.tanh(Cs[t + 1])
-            dC = dC + dH * O * (1 - tanh_C * tanh_C)  # through H = O * tanh(C)
-            da[..., 0:hh] = dC * Cc * I * (1 - I)  # da_i = dloss/dI * sigma'
-            da[..., hh:2 * hh] = dC * Cs[t] * F * (1 - F)  # da_f
-            da[..., 2 * hh:3 * hh] = dH * tanh_C * O * (1 - O)  # da_o
-            da[..., 3 * hh:] = dC * I * (1 - Cc * Cc)  # da_c = dloss/dC~ * tanh'
-            dC = dC * F  # dloss/dC_prev
+            TC = TCs[t]  # tanh(C_t)
+            np.multiply(TC, TC, out=s)
+            np.subtract(1, s, out=s)
+            s *= O
+            s *= dH
+            dC += s  # dloss/dC: carried back, plus through H = O * tanh(C)
+            np.multiply(dC, Cc, out=da[..., 0:hh])  # dloss/dI = dC * C~
+            np.multiply(dC, Cs[t], out=da[..., hh:2 * hh])  # dloss/dF = dC * C_prev
+            np.multiply(dH, TC, out=da[..., 2 * hh:3 * hh])  # dloss/dO = dH * tanh(C)
+            IFO = G[..., :3 * hh]
+            da[..., :3 * hh] *= IFO * (1 - IFO)  # da_i, da_f, da_o: times sigma' = s (1 - s)
+            np.multiply(Cc, Cc, out=s)
+            np.subtract(1, s, out=s)
+            s *= I
+            s *= dC
+            da[..., 3 * hh:] = s  # da_c = dloss/dC~ * tanh', dloss/dC~ = dC * I
+            dC *= F  # dloss/dC_prev
             dH = da @ W_h_T  # dloss/dH_prev, through all four gates
         else:  # gru
             Z, R, Ht = (G[..., k * hh:(k + 1) * hh] for k in range(3))
@@ -325,27 +353,37 @@ def input_gradients(cell, p, X, Y):
     M = Y.shape[0]
     dlogits[np.arange(M)[:, None], np.arange(B), Y] -= 1  # dl/dlogits, one sequence each
     _, dA = cell_backward(cache, dlogits @ p["W_hq"].transpose(0, 2, 1))
-    W_x_T = cache[6].transpose(0, 2, 1)  # (M, g h, V)
+    W_x_T = cache[-2].transpose(0, 2, 1)  # (M, g h, V)
     g_1 = np.linalg.norm(dA[0] @ W_x_T, axis=-1).mean(axis=1)  # dl/dx_1 = da_1 W_x^T
     g_T = np.linalg.norm(dA[-1] @ W_x_T, axis=-1).mean(axis=1)
     return g_1, g_T
 
 
 # ---------------------------------------------------------------------------
-# Training: SGD with each model's gradient clipped, all models side by side
+# Training: Adam, all models side by side
 # ---------------------------------------------------------------------------
 
-def clip_and_step(p, grads, lr=LR, clip=CLIP):
-    """p -= lr * g, g each model's own gradient rescaled to norm `clip` if longer."""
-    M = len(next(iter(p.values())))
-    sq = np.zeros(M)
-    for g in grads.values():
-        sq += (g.reshape(M, -1).astype(np.float64) ** 2).sum(axis=1)
-    scale = np.minimum(1.0, clip / np.maximum(np.sqrt(sq), 1e-30))  # (M,)
-    for name, w in p.items():
-        g = grads[name]
-        w -= (lr * scale).astype(w.dtype).reshape((M,) + (1,) * (g.ndim - 1)) * g
-    return np.sqrt(sq)
+class Adam:
+    """Adam (Kingma and Ba, 2015) with PyTorch's defaults: per parameter entry,
+    m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, step lr m^ / (sqrt(v^) + eps),
+    m^ and v^ corrected for their start at zero. Every entry is its own, so the
+    models side by side stay independent."""
+
+    def __init__(self, p, lr=LR, b1=BETAS[0], b2=BETAS[1], eps=EPS):
+        self.lr, self.b1, self.b2, self.eps, self.t = lr, b1, b2, eps, 0
+        self.m = {name: np.zeros_like(w) for name, w in p.items()}
+        self.v = {name: np.zeros_like(w) for name, w in p.items()}
+
+    def step(self, p, grads):
+        self.t += 1
+        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t  # bias corrections
+        for name, w in p.items():
+            g, m, v = grads[name], self.m[name], self.v[name]
+            m *= self.b1
+            m += (1 - self.b1) * g
+            v *= self.b2
+            v += (1 - self.b2) * g * g
+            w -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
 
 
 @dataclass
@@ -413,10 +451,11 @@ def train_models(cell, lag, seeds, forget_biases, steps):
     X_test, Y_test = X_test[:, of_seed], Y_test[of_seed]
     g1_init, gT_init = gradients_at_x1(cell, p, X_test, Y_test)
     curve_steps, curve_loss, curve_acc = [], [], []
+    adam = Adam(p)
     for step in range(1, steps + 1):
         X, Y = seeds_sequences(DATA_KEY, seeds, BATCH, lag, rngs=data)
         _, _, grads = loss_and_grads(cell, p, X[:, of_seed], Y[of_seed])
-        clip_and_step(p, grads)
+        adam.step(p, grads)
         if step % CURVE_EVERY == 0 or step == steps:
             loss, acc = evaluate(cell, p, X_test, Y_test)
             curve_steps.append(step)
@@ -542,9 +581,10 @@ def format_setting_table():
                  f"answer at the query"),
         ("lags", ", ".join(map(str, LAGS))),
         ("models", ", ".join(model_name(c, b) for c, b in MODELS) + f"; hidden size {h}"),
-        ("initialisation", f"weights normal(0, {SIGMA:g}), biases zero, except the LSTM's b_f"),
-        ("optimiser", f"SGD, learning rate {LR:g}, each model's gradient clipped to norm "
-                      f"{CLIP:g}"),
+        ("initialisation", f"weights uniform(-1/sqrt({h}), 1/sqrt({h})), biases zero, "
+                           f"except the LSTM's b_f"),
+        ("optimiser", f"Adam, learning rate {LR:g}, betas {BETAS[0]:g} and {BETAS[1]:g}, "
+                      f"epsilon {EPS:g} (PyTorch's defaults)"),
         ("budget", f"{STEPS:,} steps of {BATCH} fresh sequences, for every model and lag"),
         ("seeds", f"{SEEDS} per model and lag (the same {SEEDS} training streams for "
                   f"every model)"),
@@ -615,8 +655,8 @@ class TaskRecord:
     batch: int
     steps: int
     lr: float
-    clip: float
-    sigma: float
+    betas: list
+    init_bound: float  # weights uniform(-init_bound, init_bound)
     forget_biases: list
     chance_accuracy: float
     chance_loss: float
@@ -684,7 +724,7 @@ def report_task(args, out):
              f"distractors ({SHOWN[K:K + D]}) until the query (?). Three sequences at lag 5:")
     out.table("examples", format_examples_table(X, Y))
     out.table("setting", format_setting_table())
-    return TaskRecord(K, D, list(LAGS), SEEDS, h, BATCH, STEPS, LR, CLIP, SIGMA,
+    return TaskRecord(K, D, list(LAGS), SEEDS, h, BATCH, STEPS, LR, list(BETAS), INIT_BOUND,
                       list(FORGET_BIASES), 1 / K, math.log(K), 5,
                       [[" ".join(SHOWN[t] for t in x), SHOWN[y]] for x, y in zip(X, Y)])
 
