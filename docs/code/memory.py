@@ -170,7 +170,8 @@ def init_params(cell, seeds, forget_biases=(None,), dtype="float32", hidden=h):
     for name in per_seed[0]:
         params[name] = np.stack([p[name] for b in forget_biases for p in per_seed])
     if cell == "lstm":
-        params["b_f"][:] = np.repeat(forget_biases, len(seeds))[:, None]
+        b_f = [0.0 if b is None else b for b in forget_biases]  # None: zero, as every bias
+        params["b_f"][:] = np.repeat(b_f, len(seeds))[:, None]
     return {name: p.astype(dtype) for name, p in params.items()}
 
 
@@ -631,8 +632,8 @@ def format_gradient_table(by_lag, lags):
 def format_row_table(runs):
     rows = [(r.seed, f"{r.accuracy:.3f}", f"{r.loss:.3f}", sci(r.g1_init), sci(r.g1_trained))
             for r in runs]
-    return format_table(("seed", "test accuracy", "test loss", "||dl/dx_1|| at init",
-                         "||dl/dx_1|| trained"), rows, "rrrrr")
+    return format_table(("seed", "test accuracy", "test loss", "g_1 at init", "g_1 trained"),
+                        rows, "rrrrr")
 
 
 def format_gradcheck_table(rows):
@@ -696,6 +697,7 @@ class GradientRecord:
     gT_trained: dict
     g1_init_median: dict  # model name -> per lag, median over seeds (the printed tables)
     g1_trained_median: dict
+    share_trained_median: dict  # model name -> per lag, median over seeds of g_1 / g_T
 
 
 @dataclass
@@ -777,16 +779,27 @@ def report_gradient(args, out):
                                    for lag in LAGS] for c, b in MODELS}
 
     g1_init, g1_trained = per("g1_init"), per("g1_trained")
-    median_init = {n: [float(np.median(s)) for s in v] for n, v in g1_init.items()}
-    median_trained = {n: [float(np.median(s)) for s in v] for n, v in g1_trained.items()}
-    out.text(f"The gradient reaching the first input, mean over {GRADIENT_BATCH} test sequences "
-             f"of ||dl/dx_1|| (l a sequence's cross-entropy, x_1 its one-hot first symbol), "
-             f"median over {SEEDS} seeds. At initialisation:")
+    gT_init, gT_trained = per("gT_init"), per("gT_trained")
+
+    def median(per_lag):
+        return [float(np.median(seeds)) for seeds in per_lag]
+
+    median_init = {n: median(v) for n, v in g1_init.items()}
+    median_trained = {n: median(v) for n, v in g1_trained.items()}
+    share = {n: median([[a / b if b > 0 else 0.0 for a, b in zip(s1, sT)]
+                        for s1, sT in zip(g1_trained[n], gT_trained[n])]) for n in names}
+    out.text(f"The gradient reaching the first input: g_1, the mean over {GRADIENT_BATCH} test "
+             f"sequences of the norm of dl/dx_1 (l a sequence's cross-entropy, x_1 its one-hot "
+             f"first symbol), median over {SEEDS} seeds. At initialisation:")
     out.table("gradient_init", format_gradient_table(median_init, LAGS))
     out.text(f"After {STEPS:,} steps of training:")
     out.table("gradient_trained", format_gradient_table(median_trained, LAGS))
-    return GradientRecord(list(LAGS), names, g1_init, g1_trained, per("gT_init"),
-                          per("gT_trained"), median_init, median_trained)
+    out.text("A network that has learned has a small loss, so small gradients everywhere. "
+             "The share that reaches back, g_1 / g_T (g_T the same norm at the query x_T, "
+             "lag steps later), after training:")
+    out.table("gradient_share", format_gradient_table(share, LAGS))
+    return GradientRecord(list(LAGS), names, g1_init, g1_trained, gT_init, gT_trained,
+                          median_init, median_trained, share)
 
 
 def report_row(args, out):
