@@ -394,13 +394,13 @@ class Run:
     b_f: float  # LSTM forget bias (0 for the other cells)
     seed: int
     lag: int
-    accuracy: float  # on the TEST fixed test sequences, after training
+    accuracy: float  # on the TEST fixed test sequences of this seed and lag, after training
     loss: float  # mean test cross-entropy, after training
     curve_steps: list  # steps at which the curve was measured
     curve_accuracy: list  # test accuracy at those steps
     curve_loss: list  # test cross-entropy at those steps
-    g1_init: float  # mean ||dl/dx_1|| at initialisation (float64)
-    gT_init: float  # mean ||dl/dx_T||, the same at the query
+    g1_init: float  # g_1, the mean norm of dl/dx_1, at initialisation (float64)
+    gT_init: float  # g_T, the same at the query x_T
     g1_trained: float
     gT_trained: float
 
@@ -413,9 +413,10 @@ def evaluate(cell, p, X, Y, chunk=128):
     n = Y.shape[1]
     loss, acc = np.zeros(len(Y)), np.zeros(len(Y))
     for i in range(0, n, chunk):
-        l, a, _ = loss_and_grads(cell, p, X[:, :, i:i + chunk], Y[:, i:i + chunk], False)
-        loss += l * len(Y[0, i:i + chunk])
-        acc += a * len(Y[0, i:i + chunk])
+        part_loss, part_acc, _ = loss_and_grads(cell, p, X[:, :, i:i + chunk],
+                                                Y[:, i:i + chunk], need_grads=False)
+        loss += part_loss * len(Y[0, i:i + chunk])
+        acc += part_acc * len(Y[0, i:i + chunk])
     return loss / n, acc / n
 
 
@@ -432,7 +433,10 @@ def compute_training(cell, lag, seeds=tuple(range(SEEDS)), forget_biases=None, s
     if forget_biases is None:
         forget_biases = FORGET_BIASES if cell == "lstm" else (None,)
     wanted = [(b, s) for b in forget_biases for s in seeds]
-    key = lambda b, s: (cell, b, s, lag, steps)  # noqa: E731
+
+    def key(b, s):
+        return (cell, b, s, lag, steps)
+
     todo = [(b, s) for b, s in wanted if key(b, s) not in _RUNS]
     if todo:
         todo_b = tuple(dict.fromkeys(b for b, _ in todo))
@@ -475,7 +479,7 @@ def train_models(cell, lag, seeds, forget_biases, steps):
 
 def compute_all(lags=LAGS, on_lag=None):
     """Every model of MODELS at every lag (memoised); on_lag(lag, runs) after each lag.
-    Returns {lag: [Run, ...]} with the runs in MODELS order, seed-major within a model."""
+    Returns {lag: [Run, ...]}, the runs in MODELS order and by seed within a model."""
     table = {}
     for lag in lags:
         runs = []
