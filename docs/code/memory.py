@@ -54,7 +54,10 @@ gradient arriving at the answer reaches back `lag` steps.
     python3 memory.py --curves     step 3: learning curves at one long lag
     python3 memory.py --gradient   step 4: the gradient reaching the first input
     python3 memory.py --row --cell lstm --forget-bias 1 --lag 50
-                                   one cell at one lag, every seed (under a minute)
+                                   one cell at one lag, every seed (under a minute);
+                                   --forget-bias only with --cell lstm (default 1)
+    python3 memory.py --row --cell gru --lag 50 --steps 6000
+                                   the same with another budget (default 1,500 steps)
     python3 memory.py --gradcheck  every hand-written gradient against central differences
 
 Training is float32 on one BLAS thread; the same command prints the same
@@ -727,7 +730,8 @@ def report_task(args, out):
     rng = np.random.default_rng([DATA_KEY, 0, 5])
     X, Y = make_sequences(rng, 3, 5)
     out.text(f"The task: remember the first of {K} symbols ({SHOWN[:K]}) across lag - 1 "
-             f"distractors ({SHOWN[K:K + D]}) until the query (?). Three sequences at lag 5:")
+             f"distractors ({SHOWN[K:K + D]}) until the query (?). The first three training "
+             f"sequences of seed 0 at lag 5:")
     out.table("examples", format_examples_table(X, Y))
     out.table("setting", format_setting_table())
     return TaskRecord(K, D, list(LAGS), SEEDS, h, BATCH, STEPS, LR, list(BETAS), INIT_BOUND,
