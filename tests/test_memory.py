@@ -345,6 +345,27 @@ def test_records_are_plain_json():
     memory._RUNS.clear()
 
 
+def test_accuracy_row_shows_mean_and_range_over_seeds_for_each_model():
+    runs = []
+    for cell, b_f in memory.MODELS:
+        for seed, acc in enumerate([0.25, 0.5, 1.0, 0.75]):
+            runs.append(memory.Run(cell, 0.0 if b_f is None else b_f, seed, 7, acc, 1.0,
+                                   [1], [acc], [1.0], 1.0, 1.0, 1.0, 1.0))
+    row = memory.accuracy_row(7, runs)
+    assert row == ("7",) + ("0.62 (0.25-1.00)",) * len(memory.MODELS)
+
+
+def test_the_chance_line_is_what_a_constant_guess_scores():
+    buf = io.StringIO()
+    record = memory.report_task(memory.parse_args(["--task"]), memory.Printer(buf))
+    _, Y = memory.seeds_sequences(memory.TEST_KEY, range(memory.SEEDS), memory.TEST, 50)
+    best_constant = max(np.mean(Y == k) for k in range(memory.K))
+    assert record.chance_accuracy == 1 / memory.K
+    assert abs(best_constant - record.chance_accuracy) < 0.03
+    assert record.chance_loss == pytest.approx(-math.log(1 / memory.K))
+    assert f"accuracy 1/{memory.K} = {1 / memory.K:.2f}" in buf.getvalue()
+
+
 def test_gradcheck_command_passes():
     result = run_cli("--gradcheck")
     assert result.returncode == 0 and "(under 1e-6)" in result.stdout
