@@ -312,6 +312,42 @@ def test_importing_has_no_side_effects():
     assert result.stdout == "0\n" and result.stderr == ""
 
 
+def test_without_numpy_one_line_and_status_1(tmp_path):
+    fake = tmp_path / "fake-site" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    env = {"PYTHONPATH": str(fake.parent), "PATH": "/usr/bin:/bin"}
+    for args, status in ((["--task"], 1), (["--help"], 0)):
+        result = subprocess.run([sys.executable, str(MEMORY_PY), *args], capture_output=True,
+                                text=True, timeout=60, env=env, cwd=tmp_path)
+        assert result.returncode == status
+        if status:
+            assert result.stdout == ""
+            assert result.stderr.strip() == "memory.py needs numpy: pip install numpy"
+
+
+def test_runs_alone_in_an_empty_folder_and_writes_nothing(tmp_path):
+    copy = tmp_path / "memory.py"
+    copy.write_bytes(MEMORY_PY.read_bytes())
+    result = subprocess.run([sys.executable, str(copy), "--task", "--gradcheck"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env=dict(os.environ, **ONE_THREAD))
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout == run_cli("--task", "--gradcheck").stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.py"]
+
+
+def test_output_closed_early_is_not_an_error():
+    proc = subprocess.Popen([sys.executable, str(MEMORY_PY), "--task", "--gradcheck"],
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, **ONE_THREAD))
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`: --gradcheck then writes into a closed pipe
+    assert proc.wait(timeout=60) == 0
+    assert b"Traceback" not in proc.stderr.read()
+
+
 def test_row_prints_the_same_bytes_twice_and_as_run_does():
     args = ["--row", "--cell", "lstm", "--forget-bias", "2", "--lag", "4", "--steps", "60"]
     first, second = run_cli(*args), run_cli(*args)

@@ -573,7 +573,7 @@ SHOWN = "ABCD"[:K] + "wxyz"[:D] + "?"  # how a token is printed: symbols, distra
 
 def spread(values):
     """'0.74 (0.26-1.00)': mean, then lowest and highest, over seeds."""
-    return f"{np.mean(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+    return f"{sum(values) / len(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 SPREAD_WIDTH = len(spread([0.5]))  # every spread() has this width
