@@ -260,6 +260,16 @@ def cell_forward(cell, p, X, keep=True):
     return H, (cell, X, A, Hs, Cs, TCs, RHs, W_x, W_h)
 
 
+def flush_tiny_(x):
+    """Set to zero, in place, the entries below tiny / eps of x's type (1e-31 in float32,
+    1e-292 in float64). A gradient carried back a few hundred steps can shrink that far,
+    and one more product takes it below the smallest normal number (1.2e-38 in float32),
+    where arithmetic is many times slower. Training cannot tell such entries from zero;
+    g_1 is measured in float64, where the threshold is out of reach."""
+    info = np.finfo(x.dtype)
+    np.putmask(x, np.abs(x) < info.tiny / info.eps, 0)
+
+
 def cell_backward(cache, dH_T):
     """dH_T: dloss/dH_T (M, B, h). Returns the gradients of the cell's parameters by
     name and dA (T, M, B, g h), dloss/d(pre-activations) at every step (for dloss/dx_t,
@@ -306,6 +316,9 @@ def cell_backward(cache, dH_T):
             da[..., hh:2 * hh] = dRH * H_prev * R * (1 - R)  # da_r
             da[..., 2 * hh:] = da_h
             dH = dH * Z + dRH * R + da[..., :2 * hh] @ W_h_T[:, :2 * hh]  # dloss/dH_prev
+        flush_tiny_(dH)
+        if cell == "lstm":
+            flush_tiny_(dC)
     # weight gradients summed over steps and sequences, each as one product
     TB = T * B
     onehot = (X.transpose(1, 0, 2).reshape(M, 1, TB) == np.arange(V)[:, None]).astype(dA.dtype)
