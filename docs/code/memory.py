@@ -41,20 +41,22 @@ The gradient reaching the first input (--gradient): x_1, the one-hot first
 symbol, taken as a real vector; for each test sequence, l is its cross-entropy
 and g_1 = ||dl/dx_1||, the Euclidean norm of the gradient of l with respect to
 x_1 (dl/dx_1 = W_x da_1, da_1 the gradient at step 1's pre-activations). The
-table gives the mean of g_1 over the test sequences, in float64, at
-initialisation and after training, the median over seeds. A network that has
+tables give its mean over the first GRADIENT_BATCH = 64 test sequences, computed
+in float64, at initialisation and after training, the median over seeds (every
+seed's value is in the record). A network that has
 learned has a small loss and so small gradients everywhere; the ratio
 g_1 / g_T, with g_T the same norm at the query x_T, says what share of the
 gradient arriving at the answer reaches back `lag` steps.
 
     python3 memory.py              what chapter 15 shows, in order (--task
-                                   --accuracy --curves --gradient), 2 to 3 minutes
+                                   --accuracy --curves --gradient), about 2.5 minutes
     python3 memory.py --task       step 1: the task and the training setting
     python3 memory.py --accuracy   step 2: test accuracy by cell and lag, every seed
     python3 memory.py --curves     step 3: learning curves at one long lag
     python3 memory.py --gradient   step 4: the gradient reaching the first input
     python3 memory.py --row --cell lstm --forget-bias 1 --lag 50
-                                   one cell at one lag, every seed (under a minute);
+                                   one cell at one lag, every seed (under 20 s up to
+                                   lag 100);
                                    --forget-bias only with --cell lstm (default 1)
     python3 memory.py --row --cell gru --lag 50 --steps 6000
                                    the same with another budget (default 1,500 steps)
