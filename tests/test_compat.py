@@ -13,7 +13,7 @@ COMPAT_PYTHON = os.environ.get("COMPAT_PYTHON")
 pytestmark = [pytest.mark.compat,
               pytest.mark.skipif(not COMPAT_PYTHON, reason="run by `make test-compat`")]
 
-RUNS = [("rnn.py",), ("gated.py",), ("gru.py", "--gradcheck")]
+RUNS = [("rnn.py",), ("gated.py",), ("gru.py", "--gradcheck"), ("memory.py", "--gradcheck")]
 
 
 def versions(python):
@@ -33,7 +33,7 @@ def test_same_output_on_python39_numpy126(run, tmp_path):
                          text=True, cwd=tmp_path, timeout=600)
     assert old.returncode == 0, old.stderr
     new = run_script(script, *args)
-    if script == "gru.py":  # finite differences differ in the last digits between BLAS builds
+    if script in ("gru.py", "memory.py"):  # finite differences: last digits vary with BLAS
         assert [l.split("|")[1:4] for l in old.stdout.splitlines() if l.startswith("| ")] == \
             [l.split("|")[1:4] for l in new.stdout.splitlines() if l.startswith("| ")]
     else:
@@ -41,8 +41,18 @@ def test_same_output_on_python39_numpy126(run, tmp_path):
 
 
 def test_gru_trains_on_python39_numpy126(tmp_path):
-    result = subprocess.run([COMPAT_PYTHON, str(CODE / "gru.py"), "--epochs", "2"],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert result.returncode == 0, result.stderr
-    rows = [l for l in result.stdout.splitlines() if l.startswith("|") and l[2:3].strip()]
-    assert len(rows) >= 2
+    """Two epochs on the oldest pair print the same per-epoch table as here (float32 sums
+    may differ in the last bit between numpy builds: perplexities agree to 0.01)."""
+    old = subprocess.run([COMPAT_PYTHON, str(CODE / "gru.py"), "--epochs", "2"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert old.returncode == 0, old.stderr
+    new = run_script("gru.py", "--epochs", "2")
+
+    def epochs(text):
+        table = text.split("| epoch |")[1].split("\n\n")[0].splitlines()[2:]
+        return [[c.strip() for c in line.strip("|").split("|")] for line in table]
+
+    old_rows, new_rows = epochs(old.stdout), epochs(new.stdout)
+    assert [r[0] for r in old_rows] == [r[0] for r in new_rows] == ["1", "2"]
+    for a, b in zip(old_rows, new_rows):
+        assert abs(float(a[1]) - float(b[1])) <= 0.01 and abs(float(a[2]) - float(b[2])) <= 0.01
