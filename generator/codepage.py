@@ -40,11 +40,14 @@ print("wrote {name},", len(data), "bytes, sha256 checked")'''
 
 def report_commands(script_module, name):
     """(argv, description) for every report, in order. A report that alone runs with no
-    flag (gru.py's training) is shown as the bare command; the others by their flag."""
+    flag (gru.py's training) is shown as the bare command; the others by their flag, or
+    by the example the script gives for a report that needs options (EXAMPLES)."""
     default, reports = tuple(script_module.DEFAULT), script_module.REPORTS
+    examples = getattr(script_module, "EXAMPLES", {})  # reports that need options
     runs = []
     for flag, (help_text, _) in reports.items():
         argv = () if default == (flag,) and len(reports) > 1 else (f"--{flag}",)
+        argv = tuple(examples.get(flag, argv))
         runs.append((argv, help_text[:1].upper() + help_text[1:] + "."))
     return runs
 
@@ -104,7 +107,19 @@ def notebook(chapter, summary, runs, page_url, colab):
     return (nbformat.writes(nb) + "\n").encode("utf-8")
 
 
-def page(chapter, title, summary, runs, colab, default_all):
+def default_sentence(script_module):
+    """What the script does with no flag, in words."""
+    default, flags = list(script_module.DEFAULT), list(script_module.REPORTS)
+    if default == flags:
+        return "With no flag it prints every report below, in order; with flags, those reports."
+    if len(default) == 1:
+        return (f"With no flag it runs `--{default[0]}`, the first report below; each flag "
+                "runs another.")
+    return ("With no flag it prints " + ", ".join(f"`--{f}`" for f in default)
+            + ", in order; the other reports are commands of their own.")
+
+
+def page(chapter, title, summary, runs, colab, default_text):
     """The code page's markdown."""
     name, stem = chapter.script, chapter.stem
     source = (CODE / name).read_text("utf-8")
@@ -115,9 +130,7 @@ def page(chapter, title, summary, runs, colab, default_all):
                 f"[Open in Colab]({colab_url(colab, chapter.notebook)}){{ .md-button }}"]
     together = (f" Put {' and '.join([name, *chapter.data])} in one folder: the script reads "
                 "its data from next to itself." if chapter.data else "")
-    flags = ("With no flag it prints every report below, in order; with flags, those reports."
-             if default_all else
-             f"With no flag it runs `{runs[0][0]}` below; each flag runs another report.")
+    flags = default_text
     out = [
         "---",
         f"description: The companion page of {name}, the script behind {title}.",

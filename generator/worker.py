@@ -138,9 +138,9 @@ def code_page(job, chapter, script, get_run, files):
     listed = [(command(name, argv), description, get_run(argv))
               for argv, description in codepage.report_commands(script, name)]
     summary = runs.summary(script, name)
-    default_all = tuple(script.DEFAULT) == tuple(script.REPORTS)
     files[chapter.code_page] = codepage.page(chapter, job["title"], summary, listed,
-                                             job["colab"], default_all).encode("utf-8")
+                                             job["colab"], codepage.default_sentence(script)
+                                             ).encode("utf-8")
     files[chapter.notebook] = codepage.notebook(chapter, summary, listed, job["page_url"],
                                                 job["colab"])
 

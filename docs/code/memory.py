@@ -862,6 +862,8 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
 }
 DEFAULT = ("task", "accuracy", "curves", "gradient")  # what chapter 15 shows; --row and
 # --gradcheck are extra commands of their own
+EXAMPLES = {"row": ("--row", "--cell", "gru", "--lag", "20")}  # a report that needs options,
+# as the code page and the notebook run it
 
 
 class Printer:
