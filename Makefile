@@ -43,7 +43,7 @@ $(TORCH_STAMP): requirements.txt requirements-torch.txt
 	@touch $@
 
 test-torch: $(TORCH_STAMP) ## Check the numpy models against PyTorch autograd (installs torch 2.13.0 CPU)
-	$(TORCH_PY) -m pytest -m torch -p no:cacheprovider tests/test_gru_torch.py tests/test_torch_counts.py
+	$(TORCH_PY) -m pytest -p no:cacheprovider tests/test_gru_torch.py tests/test_memory_torch.py tests/test_counts_torch.py
 
 # The first Python 3.9 that runs: pyenv's, then one on PATH.
 PY39 ?= $(shell for p in $$HOME/.pyenv/versions/3.9*/bin/python3.9 $$(command -v python3.9); do \

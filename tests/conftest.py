@@ -42,7 +42,7 @@ SCRIPTS = [ch.script for ch in CHAPTERS]
 # The PyTorch checks run in their own virtualenv (`make test-torch`); where torch
 # is not installed they are not collected at all, and the header says so.
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-collect_ignore = [] if HAVE_TORCH else ["test_gru_torch.py", "test_torch_counts.py"]
+collect_ignore_glob = [] if HAVE_TORCH else ["test_*torch*.py"]
 
 
 def pytest_report_header(config):

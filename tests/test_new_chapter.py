@@ -23,6 +23,7 @@ SCRIPT = '''\
 import argparse
 import os
 import sys
+import textwrap
 from dataclasses import dataclass
 from typing import List
 
@@ -51,6 +52,9 @@ def compute_squares(count=N):
 
 def format_squares_table(n, squares):
     return format_table(("n", "n^2"), list(zip(n, squares)), "rr")
+
+
+WRAP = 78
 
 
 {printer}

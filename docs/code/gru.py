@@ -38,6 +38,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -1148,7 +1149,7 @@ class InsideRecord:
     stretch_chars: int       # the length of validation text the correlations are over
 
 
-INSIDE_PASSAGE = 400      # characters shown
+INSIDE_PASSAGE = 256      # characters shown (four lines of 64)
 INSIDE_FEATURES = (       # (name, indicator of the current character c and the next one n)
     ('inside a word', lambda c, n: c.isalpha() and n.isalpha()),
     ('a space', lambda c, n: c == ' '),
@@ -1325,8 +1326,8 @@ def format_config_table(config, corpus, data):
 
 
 def format_timing(record):
-    return (f"time: {record.seconds:.1f} s for {plural(record.config['epochs'], 'epoch')} "
-            f'(training and validation), {record.tokens_per_second:,.0f} training tokens/s')
+    return (f"time: {record.seconds:.1f} s for {plural(record.config['epochs'], 'epoch')}, "
+            f'{record.tokens_per_second:,.0f} training tokens/s')
 
 
 def format_gradcheck_caption(record):
@@ -1360,8 +1361,7 @@ def format_compare_table(record):
 
 
 def format_compare_timing(record):
-    return 'time: ' + ', '.join(f'{m.model} {m.seconds:.1f} s ({m.tokens_per_second:,.0f} '
-                                f'training tokens/s)' for m in record.models)
+    return 'time: ' + ', '.join(f'{m.model} {m.seconds:.1f} s' for m in record.models)
 
 
 def format_distance_caption(record):
@@ -1602,6 +1602,9 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
 DEFAULT = ('train',)  # what runs with no flag
 
 
+WRAP = 78  # the width of the paragraphs the reports print
+
+
 class Printer:
     """Where the reports print: paragraphs and tables with a blank line between them.
     Each table is also kept by name in .tables, so the site can show it under the
@@ -1613,7 +1616,13 @@ class Printer:
         self.blocks = 0
 
     def text(self, paragraph):
-        self._block(paragraph)
+        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
+        'time:', a measurement, is kept whole)."""
+        lines = []
+        for line in paragraph.split("\n"):
+            long = len(line) > WRAP and not line.startswith("time:")
+            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
+        self._block("\n".join(lines))
 
     def table(self, name, table):
         if name in self.tables:

@@ -70,6 +70,7 @@ import argparse
 import math
 import os
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 
@@ -866,6 +867,9 @@ EXAMPLES = {"row": ("--row", "--cell", "gru", "--lag", "20")}  # a report that n
 # as the code page and the notebook run it
 
 
+WRAP = 78  # the width of the paragraphs the reports print
+
+
 class Printer:
     """Where the reports print: paragraphs and tables with a blank line between them.
     Each table is also kept by name in .tables, so the site can show it under the
@@ -877,7 +881,13 @@ class Printer:
         self.blocks = 0
 
     def text(self, paragraph):
-        self._block(paragraph)
+        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
+        'time:', a measurement, is kept whole)."""
+        lines = []
+        for line in paragraph.split("\n"):
+            long = len(line) > WRAP and not line.startswith("time:")
+            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
+        self._block("\n".join(lines))
 
     def table(self, name, table):
         if name in self.tables:

@@ -21,6 +21,7 @@ line. The site that teaches this chapter runs these very reports.
 import argparse
 import os
 import sys
+import textwrap
 from dataclasses import dataclass
 from typing import List
 
@@ -385,6 +386,9 @@ def format_measure_table(measured, distance=EXAMPLE_DISTANCE):
 # The reports: what each flag prints, and the record of what it showed
 # ---------------------------------------------------------------------------
 
+WRAP = 78  # the width of the paragraphs the reports print
+
+
 class Printer:
     """Where the reports print: paragraphs and tables with a blank line between them.
     Each table is also kept by name in .tables, so the site can show it under the
@@ -396,7 +400,13 @@ class Printer:
         self.blocks = 0
 
     def text(self, paragraph):
-        self._block(paragraph)
+        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
+        'time:', a measurement, is kept whole)."""
+        lines = []
+        for line in paragraph.split("\n"):
+            long = len(line) > WRAP and not line.startswith("time:")
+            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
+        self._block("\n".join(lines))
 
     def table(self, name, table):
         if name in self.tables:

@@ -127,8 +127,8 @@ def saturation(ctx):
 @CHAPTER.block
 def inside(ctx):
     """The validation passage with each character shaded by the mean update gate and by
-    the two units the script found. Each character's value is in its title; the script's
-    own rendering of the same values as digits follows on the page (not colour alone)."""
+    the two units the script found, in ten levels (the tenths the script prints as
+    digits, shown below the shading: the values do not rest on colour alone)."""
     record = ctx.record("--inside")
     rows = [("mean update gate Z (0 white, 1 full orange)", record.z_mean, False)]
     for unit in record.units:
@@ -139,10 +139,10 @@ def inside(ctx):
     for label, values, signed in rows:
         spans = []
         for ch, v in zip(record.passage, values):
-            pos, neg = (max(v, 0.0), max(-v, 0.0)) if signed else (v, 0.0)
+            level = min(9, int(abs(v) * 10))  # tenths, as the script's digits
+            shade = ("n" if v < 0 else "p") + str(level)
             shown = "&nbsp;" if ch == " " else html.escape(ch)
-            spans.append(f'<span style="--p:{pos:.2f};--n:{neg:.2f}" '
-                         f'title="{v:+.3f}">{shown}</span>')
+            spans.append(f'<i class="{shade}">{shown}</i>' if level else shown)
         out.append(f'<p class="shaded-label">{label}</p>\n'
                    f'<p class="shaded" aria-hidden="true">{"".join(spans)}</p>')
     return '<div class="inside" data-search-exclude>\n' + "\n".join(out) + "\n</div>"
