@@ -85,11 +85,13 @@ def load_script(name):
     where = f"docs/code/{name}"
     if not path.is_file():
         raise GeneratorError(f"{where}: script not found")
+    source = path.read_bytes()  # read once: what is hashed is what runs
     spec = importlib.util.spec_from_file_location(f"site_script_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
+    module.site_sha256 = sha256(source)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
+            exec(compile(source, str(path), "exec"), module.__dict__)
     except SystemExit as exc:
         raise GeneratorError(f"{where}: calls sys.exit({exc.code!r}) when imported; keep it "
                              "behind `if __name__ == \"__main__\":`") from None
@@ -128,11 +130,12 @@ def describe(exc):
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def run_key(name, data, argv):
-    """What a command's result depends on: the script, its data, the flags, Python, numpy."""
+def run_key(module, data, argv):
+    """What a command's result depends on: the script (as loaded), its data, the flags,
+    Python, numpy."""
     from importlib.metadata import version
 
-    return digest({"format": FORMAT, "script": sha256((CODE / name).read_bytes()),
+    return digest({"format": FORMAT, "script": module.site_sha256,
                    "data": {d: sha256((CODE / d).read_bytes()) for d in data},
                    "argv": list(argv), "python": list(sys.version_info[:2]),
                    "numpy": version("numpy")})
@@ -141,7 +144,7 @@ def run_key(name, data, argv):
 def run_command(module, name, argv, data, cache, log=print):
     """The Run of `python3 <name> <argv>`, from the cache or computed here and stored."""
     cmd = command(name, argv)
-    key = run_key(name, data, argv)
+    key = run_key(module, data, argv)
     value = cache.load(name, key)
     if value is None:
         value = _compute(module, name, argv, cmd, log)

@@ -145,8 +145,16 @@ def code_page(job, chapter, script, get_run, files):
                                                 job["colab"])
 
 
-def dependencies(job):
-    """Every file this process read that decides its output, with its hash."""
+def inputs(job):
+    """The hashes of the files a job starts from: requirements, script, data."""
+    files = ["requirements.txt", f"docs/code/{job['script']}"]
+    files += [f"docs/code/{d}" for d in job["data"]]
+    return {rel: sha256((ROOT / rel).read_bytes()) for rel in files}
+
+
+def dependencies(job, started_with):
+    """Every file this process read that decides its output, with its hash; an error if a
+    file it started from changed meanwhile (the result would mix two versions)."""
     deps = {"requirements.txt": (ROOT / "requirements.txt")}
     deps[f"docs/code/{job['script']}"] = ROOT / "docs" / "code" / job["script"]
     for d in job["data"]:
@@ -155,7 +163,12 @@ def dependencies(job):
         path = getattr(module, "__file__", None)
         if path and Path(path).resolve().is_relative_to(GENERATOR):
             deps[Path(path).resolve().relative_to(ROOT).as_posix()] = Path(path)
-    return {rel: sha256(path.read_bytes()) for rel, path in sorted(deps.items())}
+    hashes = {rel: sha256(path.read_bytes()) for rel, path in sorted(deps.items())}
+    changed = [rel for rel, sha in started_with.items() if hashes.get(rel) != sha]
+    if changed:
+        raise GeneratorError(f"{', '.join(changed)} changed while its pages were computed: "
+                             "build again")
+    return hashes
 
 
 def main(argv=None):
@@ -164,8 +177,9 @@ def main(argv=None):
     job = json.loads(Path(job_path).read_text("utf-8"))
     started = time.perf_counter()
     try:
+        started_with = inputs(job)
         fragments, files = compute(job, out / "files")
-        result = {"fragments": fragments, "files": files, "deps": dependencies(job),
+        result = {"fragments": fragments, "files": files, "deps": dependencies(job, started_with),
                   "seconds": round(time.perf_counter() - started, 3)}
         status = 0
     except GeneratorError as exc:
