@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-SOURCES = ("docs", "generator", "mkdocs.yml", "requirements.txt", "Makefile")
+SOURCES = ("docs", "generator", "overrides", "mkdocs.yml", "requirements.txt", "Makefile")
 
 
 def timed(cmd, cwd, env=ENV):

@@ -190,7 +190,7 @@ def shown_cells(printed):
 
 # -- copies of the project, built -----------------------------------------------------
 
-PROJECT_FILES = ("docs", "generator", "mkdocs.yml", "requirements.txt", "Makefile")
+PROJECT_FILES = ("docs", "generator", "overrides", "mkdocs.yml", "requirements.txt", "Makefile")
 EPOCH = "1700000000"  # 2023-11-14: the sitemap's date in the copies' builds
 
 
@@ -426,6 +426,17 @@ def site():
     if not (SITE / "index.html").is_file():
         pytest.fail("the site is not built: run `make build` (`make test` does it first)")
     return SITE
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    """One headless Chromium for the whole session (Playwright's sync API allows one)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright, chromium_path)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture(scope="session")

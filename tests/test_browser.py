@@ -18,9 +18,9 @@ from urllib.parse import urlparse
 import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
 import pytest
 import yaml
-from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from conftest import CHAPTERS, ROOT, SITE, StaticServer, launch_chromium, site_pages
+from conftest import CHAPTERS, ROOT, SITE, StaticServer, site_pages
 
 pytestmark = pytest.mark.browser
 
@@ -136,14 +136,6 @@ def server(site, tmp_path_factory):
     srv.url += BASE + "/"
     yield srv
     srv.stop()
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path):
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright, chromium_path)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

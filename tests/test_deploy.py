@@ -29,7 +29,7 @@ def deploy(tmp_path, branch=None):
     bare = tmp_path / "origin.git"
     git("init", "--quiet", "--bare", str(bare), cwd=tmp_path)
     git("init", "--quiet", cwd=copy)
-    git("add", "docs", "generator", "mkdocs.yml", "requirements.txt", "Makefile", cwd=copy)
+    git("add", "docs", "generator", "overrides", "mkdocs.yml", "requirements.txt", "Makefile", cwd=copy)
     git("commit", "--quiet", "-m", "the project", cwd=copy)
     git("remote", "add", "origin", str(bare), cwd=copy)
     result = subprocess.run(["make", "deploy"], cwd=copy, capture_output=True, text=True,

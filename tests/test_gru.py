@@ -641,7 +641,8 @@ def test_report_inside_values_come_from_the_models_steps():
     record = gru.report_inside(args, gru.Printer(buf), TINY)
     m = gru.train_model(gru.corpus_for(args, TINY), gru.model_config(args, TINY, 'gru'))
     text = m.text[TINY.num_train:]
-    assert record.passage == text[:400] and len(record.z_mean) == 400
+    n = gru.INSIDE_PASSAGE
+    assert record.passage == text[:n] and len(record.z_mean) == n == record.passage_chars
     p = {k: v.astype(np.float64) for k, v in m.params.items()}
     H = np.zeros((1, TINY.hidden))
     Hs = []

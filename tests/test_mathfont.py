@@ -191,18 +191,6 @@ def test_the_built_site_serves_a_subset_that_covers_its_pages(woff2, site):
 
 # --- in Chromium --------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
-
-    from conftest import launch_chromium
-
-    with sync_playwright() as p:
-        chromium = launch_chromium(p, chromium_path)
-        yield chromium
-        chromium.close()
-
-
 def layout(browser, page_html, font):
     page = open_fixture(browser, page_html, font)
     data = page.evaluate(BOXES_JS)

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import CHROMIUM, build, copy_project, edit
+from conftest import build, copy_project, edit
 
 
 def free_port():
@@ -95,15 +95,11 @@ def test_an_error_under_serve_says_why_and_recovers_after_the_fix(served):
 
 
 @pytest.mark.browser
-def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, chromium_path):
-    from playwright.sync_api import sync_playwright
-
-    from conftest import CHROMIUM_ARGS
-
+def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, browser):
     copy, base, _ = served
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
         page.goto(base + "ch13-gated/", wait_until="load")
         assert "A sentence added while serving" not in page.content()
         started = time.monotonic()
@@ -111,5 +107,6 @@ def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, chromium_path
         page.wait_for_function(
             "document.body.innerText.includes('A sentence added while serving')", timeout=30_000)
         seconds = time.monotonic() - started
-        browser.close()
+    finally:
+        context.close()
     assert seconds < 15, f"the prose edit took {seconds:.1f} s to show"

@@ -68,8 +68,8 @@ def clipping(ctx):
                       alt="The plain RNN at learning rate 4: its validation perplexity jumps by "
                           "orders of magnitude between epochs while its gradient norm, before "
                           "clipping, stays far above the clipping threshold of 1",
-                      caption="The plain RNN at learning rate 4, `python3 gru.py --cell rnn --lr "
-                              "4`. Dotted: the clipping threshold.")
+                      caption="The plain RNN at learning rate 4, <code>python3 gru.py --cell rnn "
+                              "--lr 4</code>. Dotted: the clipping threshold.")
 
 
 @CHAPTER.figure
