@@ -6,11 +6,13 @@ for the files they draw.
     return ctx.figure(draw, alt="...")       # a plot, light and dark
 """
 
+import ast
+import hashlib
 import html
 import posixpath
 
 from . import plotstyle
-from .chapter import GeneratorError
+from .chapter import CODE, GeneratorError
 
 
 class Context:
@@ -19,6 +21,27 @@ class Context:
         self._get_run = get_run  # argv -> Run, computed once per worker
         self.files = files  # docs-relative path -> bytes, written beside the pages
         self.producer = None  # the producer being run
+        self.quoted = {}  # docs-relative path -> sha256 of the files quoted, as read
+
+    def quote(self, name, *definitions):
+        """The source of the top-level functions and classes `definitions` of the served
+        file docs/code/<name>, in the file's order, blank line between: the page shows
+        the lines that matter and links the whole file. The file becomes an input of the
+        page (an edit rebuilds it)."""
+        data = (CODE / name).read_bytes()
+        self.quoted[f"docs/code/{name}"] = hashlib.sha256(data).hexdigest()
+        source = data.decode("utf-8")
+        lines = source.splitlines()
+        found = {}
+        for node in ast.parse(source).body:
+            if getattr(node, "name", None) in definitions:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+        missing = [d for d in definitions if d not in found]
+        if missing:
+            raise GeneratorError(f"{self.where}: docs/code/{name} defines no "
+                                 f"{', '.join(missing)} at top level")
+        return "\n\n\n".join(found[d] for d in definitions if d in found)
 
     def run(self, *argv):
         """The Run of `python3 <script> <argv>`: its text, tables and records."""

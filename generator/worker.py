@@ -42,7 +42,8 @@ def log(message):
 
 
 def compute(job, out):
-    """Every fragment and file the job asks for: ({marker key: markdown}, {path: bytes})."""
+    """Every fragment and file the job asks for: ({marker key: markdown}, {path: sha256},
+    {file a producer quoted: its sha256 as read})."""
     name = job["script"]
     script = runs.load_script(name)
     cache = RunCache()  # $RNN_EXPLAINER_CACHE, inherited from the build
@@ -71,11 +72,12 @@ def compute(job, out):
             fragments[m["key"]] = producer_fragment(m, chapter, ctx, where)
     if chapter:
         code_page(job, chapter, script, get_run, files)
+    quoted = ctx.quoted if ctx else {}
     for rel, data_bytes in files.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data_bytes)
-    return fragments, {rel: sha256(b) for rel, b in files.items()}
+    return fragments, {rel: sha256(b) for rel, b in files.items()}, quoted
 
 
 def run_fragment(m, run, where):
@@ -152,10 +154,13 @@ def inputs(job):
     return {rel: sha256((ROOT / rel).read_bytes()) for rel in files}
 
 
-def dependencies(job, started_with):
+def dependencies(job, started_with, quoted):
     """Every file this process read that decides its output, with its hash; an error if a
-    file it started from changed meanwhile (the result would mix two versions)."""
+    file it started from or quoted changed meanwhile (the result would mix two versions)."""
+    started_with = {**started_with, **quoted}
     deps = {"requirements.txt": (ROOT / "requirements.txt")}
+    for rel in quoted:
+        deps[rel] = ROOT / rel
     deps[f"docs/code/{job['script']}"] = ROOT / "docs" / "code" / job["script"]
     for d in job["data"]:
         deps[f"docs/code/{d}"] = ROOT / "docs" / "code" / d
@@ -178,8 +183,9 @@ def main(argv=None):
     started = time.perf_counter()
     try:
         started_with = inputs(job)
-        fragments, files = compute(job, out / "files")
-        result = {"fragments": fragments, "files": files, "deps": dependencies(job, started_with),
+        fragments, files, quoted = compute(job, out / "files")
+        result = {"fragments": fragments, "files": files,
+                  "deps": dependencies(job, started_with, quoted),
                   "seconds": round(time.perf_counter() - started, 3)}
         status = 0
     except GeneratorError as exc:

@@ -154,3 +154,10 @@ def timing(ctx):
     return "\n".join(f"- **{m.model}**: {compare.epochs} epochs in {m.seconds:.1f} s, "
                       f"{m.tokens_per_second:,.0f} training tokens per second."
                       for m in compare.models)
+
+
+@CHAPTER.block
+def torch_model(ctx):
+    """The model and the training loop of gru_torch.py, as they are in the served file."""
+    source = ctx.quote("gru_torch.py", "RNNLM", "clip_gradients", "compute_training")
+    return f"```python\n{source}\n```"
