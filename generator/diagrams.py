@@ -426,6 +426,26 @@ def rnn_unrolled(steps, h0=(0.0, 0.0), *, id_prefix="rnn-unrolled",
 _LSTM_KEYS = ("f", "i", "C_tilde", "o", "C_t", "h_t")
 
 
+def _cell_frame(id_prefix, width, height, cell_l, cell_r, yH, bottom):
+    """A cell's drawing: its rounded outline from just above the state path (yH) down to
+    bottom."""
+    svg = _Svg(id_prefix, width, height)
+    svg.box((cell_l + cell_r) / 2, (yH - 28 + bottom) / 2, cell_r - cell_l, bottom - yH + 28,
+            "dg-cell dg-cell-outline", rx=12, layer="band")
+    return svg
+
+
+def _highway(svg, y, x_in, x_mul, x_add, x_out):
+    """The state's path across the top of a cell: in, a product node, a sum node, out."""
+    svg.add("band", f'<path class="dg-highway-band" d="M{_n(x_in)} {_n(y)} H{_n(x_out)}" '
+                    'fill="none" stroke="currentColor"/>')
+    svg.wire([(x_in, y), (x_mul - 9, y)], cls="dg-highway")
+    svg.wire([(x_mul + 9, y), (x_add - 9, y)], cls="dg-highway")
+    svg.wire([(x_add + 9, y), (x_out, y)], cls="dg-highway", arrow=False)
+    svg.node(x_mul, y, "*", highway=True)
+    svg.node(x_add, y, "+", highway=True)
+
+
 def _lstm_values(values):
     v = {k: _floats(values[k]) for k in _LSTM_KEYS}
     C_prev = _floats(values.get("C_prev"))
@@ -478,18 +498,8 @@ def lstm_cell(values=None, *, id_prefix="lstm-cell", title="The LSTM cell, one s
     x_h = chip_size("x_t", val("x_t"))[1]
     y_x = bottom + 12 + x_h / 2
     height = round(y_x + x_h / 2 + 3)
-    svg = _Svg(id_prefix, width, height)
-    svg.box((cell_l + cell_r) / 2, (yH - 28 + bottom) / 2, cell_r - cell_l, bottom - yH + 28,
-            "dg-cell dg-cell-outline", rx=12, layer="band")
-
-    # the highway: C_{t-1} -> (⊙ f_t) -> (+ i_t ⊙ C~_t) -> C_t
-    svg.add("band", f'<path class="dg-highway-band" d="M{_n(x_l)} {_n(yH)} H{_n(x_r)}" '
-                    'fill="none" stroke="currentColor"/>')
-    svg.wire([(x_l, yH), (x_f - 9, yH)], cls="dg-highway")
-    svg.wire([(x_f + 9, yH), (x_add - 9, yH)], cls="dg-highway")
-    svg.wire([(x_add + 9, yH), (x_r, yH)], cls="dg-highway", arrow=False)
-    svg.node(x_f, yH, "*", highway=True)
-    svg.node(x_add, yH, "+", highway=True)
+    svg = _cell_frame(id_prefix, width, height, cell_l, cell_r, yH, bottom)
+    _highway(svg, yH, x_l, x_f, x_add, x_r)  # C_{t-1} -> (⊙ f_t) -> (+ i_t ⊙ C~_t) -> C_t
     svg.label((x_add + x_o) / 2 + 2, yH - 13, "cell state", cls="dg-label")
     svg.chip(x_l, yH, "C_{t-1}", val("C_prev"), "dg-c-cell", "C_prev")
     svg.chip(x_r, yH, "C_t", val("C_t"), "dg-c-cell", "C_t")
@@ -617,18 +627,8 @@ def gru_cell(values=None, notation="ch13", *, id_prefix="gru-cell", title=None,
     x_h = chip_size(sym["x_t"], val("x_t"))[1]
     y_x = bottom + 12 + x_h / 2
     height = round(y_x + x_h / 2 + 3)
-    svg = _Svg(id_prefix, width, height)
-    svg.box((cell_l + cell_r) / 2, (yH - 28 + bottom) / 2, cell_r - cell_l, bottom - yH + 28,
-            "dg-cell dg-cell-outline", rx=12, layer="band")
-
-    # the state path: h_{t-1} -> (⊙ keep) -> (+ new) -> h_t
-    svg.add("band", f'<path class="dg-highway-band" d="M{_n(x_l)} {_n(yH)} H{_n(x_r)}" '
-                    'fill="none" stroke="currentColor"/>')
-    svg.wire([(x_l, yH), (x_z - 9, yH)], cls="dg-highway")
-    svg.wire([(x_z + 9, yH), (x_mix - 9, yH)], cls="dg-highway")
-    svg.wire([(x_mix + 9, yH), (x_r, yH)], cls="dg-highway", arrow=False)
-    svg.node(x_z, yH, "*", highway=True)
-    svg.node(x_mix, yH, "+", highway=True)
+    svg = _cell_frame(id_prefix, width, height, cell_l, cell_r, yH, bottom)
+    _highway(svg, yH, x_l, x_z, x_mix, x_r)  # h_{t-1} -> (⊙ keep) -> (+ new) -> h_t
     svg.label((x_z + x_mix) / 2, yH - 13, "hidden state", cls="dg-label")
     svg.chip(x_l, yH, sym["h_prev"], val("h_prev"), "dg-c-state", "h_prev")
     svg.chip(x_r, yH, sym["h_t"], val("h_t"), "dg-c-state", "h_t")

@@ -29,9 +29,8 @@ def window(ctx):
         ax.plot(contexts, [w.rnn for w in windows], marker="s", linestyle="--",
                 label="RNN: W and U, d x H + H x H, at any length")
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("context (words)")
-        ax.set_ylabel("weights between words and hidden layer")
+        ax.set(yscale="log", xlabel="context (words)",
+               ylabel="weights between words and hidden layer")
         ax.legend(loc="upper left")
 
     return ctx.figure(draw, alt="Weights against context length on log axes: the feed-forward "
@@ -52,9 +51,7 @@ def decay(ctx):
         ax.axvline(k, color=colors.muted, linestyle=":", linewidth=1.2)
         ax.annotate(f"{k} words back", (k, 1e-25), xytext=(6, 0), textcoords="offset points",
                     color=colors.fg)
-        ax.set_yscale("log")
-        ax.set_xlabel("distance k (steps)")
-        ax.set_ylabel(r"$\mathrm{factor}^{\,k}$")
+        ax.set(yscale="log", xlabel="distance k (steps)", ylabel=r"$\mathrm{factor}^{\,k}$")
         ax.legend(ncols=3, loc="lower left")
 
     return ctx.figure(draw, alt="factor to the power distance on a log scale for factors 0.5 to "
@@ -78,8 +75,7 @@ def clip(ctx):
         ax.axhline(clipping.threshold, color=colors.muted, linestyle="--", linewidth=1.2)
         ax.set_yscale("log")
         ax.set_xticks(steps)
-        ax.set_xlabel("step")
-        ax.set_ylabel("gradient norm")
+        ax.set(xlabel="step", ylabel="gradient norm")
         ax.legend(loc="upper left")
 
     return ctx.figure(draw, alt="Bar chart of gradient norms before and after clipping: the three "
@@ -99,9 +95,8 @@ def measured(ctx):
             ax.plot(t, list(m.norms), color=color, label=rf"measured, $\rho$ = {m.radius:g}")
             ax.plot(t, [m.radius ** k for k in t], color=color, linestyle="--", linewidth=1.2)
         ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.2, label=r"$\rho^t$")
-        ax.set_yscale("log")
-        ax.set_xlabel("t (steps back)")
-        ax.set_ylabel(r"$\Vert\, \partial h_t / \partial h_0 \,\Vert$")
+        ax.set(yscale="log", xlabel="t (steps back)",
+               ylabel=r"$\Vert\, \partial h_t / \partial h_0 \,\Vert$")
         ax.legend(ncols=2, loc="lower left")
 
     return ctx.figure(draw, alt="Measured Jacobian norms through a tanh RNN fall well below the "

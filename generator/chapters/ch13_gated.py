@@ -40,10 +40,8 @@ def highway(ctx):
         ax = fig.subplots()
         for name, f, style in zip(hw.columns, hw.factors, ("-", "--", "-.", ":")):
             ax.plot(distances, [f ** k for k in distances], linestyle=style, label=name)
-        ax.set_yscale("log")
-        ax.set_ylim(1e-30, 30)
-        ax.set_xlabel("distance (steps)")
-        ax.set_ylabel("gradient surviving")
+        ax.set(yscale="log", ylim=(1e-30, 30), xlabel="distance (steps)",
+               ylabel="gradient surviving")
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.08))
 
     return ctx.figure(draw, alt="Surviving gradient over 500 steps on a log scale: the RNN's "
@@ -63,9 +61,7 @@ def bias(ctx):
         for row, style in zip(rows, ("-", "--", "-.", ":", "-")):
             ax.plot(distances, [row.f ** k for k in distances], linestyle=style,
                     label=rf"$b_f$ = {row.b_f:g}, f = {row.f:.3f}")
-        ax.set_yscale("log")
-        ax.set_xlabel("distance k (steps)")
-        ax.set_ylabel(r"$\sigma(b_f)^{\,k}$")
+        ax.set(yscale="log", xlabel="distance k (steps)", ylabel=r"$\sigma(b_f)^{\,k}$")
         ax.legend(loc="lower left", ncols=2)
 
     return ctx.figure(draw, alt="Curves of sigma of b_f to the power distance for b_f from 0 to "
@@ -89,8 +85,7 @@ def gates(ctx):
                    [getattr(step, k)[unit] for k, _ in names], width, label=f"unit {unit + 1}",
                    color=colors.series[unit], hatch=hatch, edgecolor=colors.bg)
         ax.set_xticks(xs, [label for _, label in names])
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("value")
+        ax.set(ylim=(0, 1), ylabel="value")
         ax.legend(loc="upper right")
 
     return ctx.figure(draw, size=(7.2, 3.0),
@@ -140,9 +135,8 @@ def measured(ctx):
         ax.plot([], [], color=colors.muted, linestyle=":", label="cell path, median unit")
         ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.0,
                 label=r"$\sigma(b_f)^t$")
-        ax.set_yscale("log")
-        ax.set_xlabel("t (steps back)")
-        ax.set_ylabel(r"$\Vert\, \partial C_t / \partial C_0 \,\Vert$")
+        ax.set(yscale="log", xlabel="t (steps back)",
+               ylabel=r"$\Vert\, \partial C_t / \partial C_0 \,\Vert$")
         ax.legend(ncols=2, loc="lower left")
 
     return ctx.figure(draw, alt="Measured LSTM cell-state Jacobian norms for b_f 0, 1, 2: the cell "

@@ -33,8 +33,7 @@ def curves(ctx):
         ax.yaxis.set_major_locator(FixedLocator([5, 6, 7, 8, 10, 12, 15, 20, 25]))
         ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("validation perplexity")
+        ax.set(xlabel="epoch", ylabel="validation perplexity")
         ax.legend(loc="upper right")
 
     return ctx.figure(draw, alt="Validation perplexity per epoch for the GRU, the LSTM with "
@@ -53,15 +52,12 @@ def clipping(ctx):
         epochs = [row.epoch for row in run.history]
         top.plot(epochs, [row.val_ppl for row in run.history], color=colors.series[0],
                  label="validation perplexity")
-        top.set_yscale("log")
-        top.set_ylabel("perplexity")
+        top.set(yscale="log", ylabel="perplexity")
         top.legend(loc="upper right")
         bottom.plot(epochs, [row.max_grad_norm for row in run.history], color=colors.series[1],
                     linestyle="--", label="largest gradient norm, before clipping")
         bottom.axhline(run.config.clip, color=colors.muted, linestyle=":", linewidth=1.2)
-        bottom.set_yscale("log")
-        bottom.set_xlabel("epoch")
-        bottom.set_ylabel("norm")
+        bottom.set(yscale="log", xlabel="epoch", ylabel="norm")
         bottom.legend(loc="upper right")
 
     return ctx.figure(draw, size=(7.2, 4.2),
@@ -84,9 +80,8 @@ def distance(ctx):
             ax.plot(ks, list(curve.init), color=color, linestyle=":", linewidth=1.4)
         ax.plot([], [], color=colors.muted, linestyle=":", linewidth=1.4,
                 label="the same, at initialisation")
-        ax.set_yscale("log")
-        ax.set_xlabel("k, steps back from the last")
-        ax.set_ylabel(r"mean $\Vert \partial L_T / \partial H_{T-k} \Vert$")
+        ax.set(yscale="log", xlabel="k, steps back from the last",
+               ylabel=r"mean $\Vert \partial L_T / \partial H_{T-k} \Vert$")
         ax.legend(loc="lower left", ncols=2)
 
     return ctx.figure(draw, alt="Gradient of the last step's loss against distance in the three "
@@ -109,8 +104,7 @@ def saturation(ctx):
                            marker=markers.get(gate.gate, "o"), label=f"gate {gate.gate}",
                            alpha=0.85, linewidths=0)
             ax.plot([0, 1], [1, 0], color=colors.muted, linewidth=1, linestyle=":")
-            ax.set_xlim(-0.02, 1.0)
-            ax.set_ylim(-0.02, 1.0)
+            ax.set(xlim=(-0.02, 1.0), ylim=(-0.02, 1.0))
             ax.set_title(model)
             ax.set_xlabel(f"fraction of steps above {sat.high:g}")
             ax.legend(loc="upper right")

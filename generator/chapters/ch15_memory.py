@@ -32,9 +32,8 @@ def accuracy(ctx):
         ax.set_xscale("log")
         ax.set_xticks(lags, [str(lag) for lag in lags])
         ax.minorticks_off()
-        ax.set_ylim(0, 1.05)
-        ax.set_xlabel("lag (steps from the symbol to the query)")
-        ax.set_ylabel("test accuracy")
+        ax.set(ylim=(0, 1.05), xlabel="lag (steps from the symbol to the query)",
+               ylabel="test accuracy")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
 
     return ctx.figure(draw, alt="Test accuracy against lag 5, 10, 20, 50 and 100 for the plain "
@@ -61,9 +60,7 @@ def curves(ctx):
                     label=name.replace("b_f=", "$b_f$ = "))
         ax.axhline(curves_record.chance_accuracy, color=colors.muted, linestyle=":",
                    linewidth=1.2)
-        ax.set_ylim(0, 1.05)
-        ax.set_xlabel("training step")
-        ax.set_ylabel("test accuracy")
+        ax.set(ylim=(0, 1.05), xlabel="training step", ylabel="test accuracy")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
 
     return ctx.figure(draw, alt=f"Learning curves at lag {curves_record.lag}: test accuracy "
@@ -88,8 +85,8 @@ def gradient(ctx):
         ax.set_yscale("log")
         ax.set_xticks(lags, [str(lag) for lag in lags])
         ax.minorticks_off()
-        ax.set_xlabel("lag")
-        ax.set_ylabel(r"$g_1 = \Vert \partial l / \partial x_1 \Vert$ before training")
+        ax.set(xlabel="lag",
+               ylabel=r"$g_1 = \Vert \partial l / \partial x_1 \Vert$ before training")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
 
     return ctx.figure(draw, alt="The gradient reaching the first input before training, against "
