@@ -25,8 +25,9 @@ The output layer reads only the last state: Y_hat = H_T W_hq + b_q.
 Each design takes 3 to 11 minutes on one thread. The order they were run in,
 what each gave and why memory.py uses `uadam` (every knob at PyTorch's
 default: weights uniform(-1/sqrt(h), 1/sqrt(h)), Adam lr 1e-3) are in the
-pilot's write-up; the designs after `uadam` turn one knob each. The budget
-knob was measured with memory.py itself (`memory.py --row ... --steps 6000`).
+pilot's write-up, benchmarks/long_lag_pilot.md; the designs after `uadam`
+turn one knob each. The budget knob was measured with memory.py itself
+(`memory.py --row ... --steps 6000`).
 Differences from memory.py: here the initial weights depend on the lag and
 differ between the LSTM's forget biases, and the LSTM's training stream is not
 the other cells'; memory.py shares both, so the numbers differ seed by seed.
