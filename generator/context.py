@@ -86,20 +86,22 @@ class Context:
     def where(self):
         return f"generator/chapters/{self.chapter.module}.py: {self.producer}"
 
-    def figure(self, draw, alt, caption=None, size=plotstyle.SIZE):
+    def figure(self, draw, alt, caption=None, size=plotstyle.SIZE, grid=None):
         """A plot in a light and a dark variant, each at two sizes: the page shows the
         variant of its theme, the phone size on a narrow screen (where the desktop size
         would shrink its type below legibility), and links it at full size.
 
-        draw(fig, colors) draws on a matplotlib figure of either size; alt describes
-        what the plot shows (one line); caption (optional) sits under it.
+        draw(ax, colors) draws on the axes of a figure of either size: one matplotlib
+        Axes, or the array that `fig.subplots(**grid)` returns when grid is given
+        (dict(nrows=2, sharex=True)); alt describes what the plot shows (one line);
+        caption (optional) sits under it.
         """
         if not alt or "\n" in alt:
             raise GeneratorError(f"{self.where}: a figure needs a one-line alt text")
         alt = html.escape(alt, quote=True)
         stem = posixpath.splitext(posixpath.basename(self.chapter.page))[0]
-        wide = plotstyle.render(draw, size)
-        narrow = plotstyle.render(draw, plotstyle.phone_size(size), phone=True)
+        wide = plotstyle.render(draw, size, grid=grid)
+        narrow = plotstyle.render(draw, plotstyle.phone_size(size), phone=True, grid=grid)
         width, height = (round(v * plotstyle.DPI) for v in size)
         lines = ['<figure class="plot" markdown="0">']
         for theme in wide:

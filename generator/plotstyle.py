@@ -77,8 +77,10 @@ def _cycler(series):
     return cycler(color=list(series))
 
 
-def render(draw, size=SIZE, phone=False):
-    """{'light': png bytes, 'dark': png bytes} for one figure (phone: the larger type)."""
+def render(draw, size=SIZE, phone=False, grid=None):
+    """{'light': png bytes, 'dark': png bytes} for one figure (phone: the larger type).
+
+    draw(axes, colors) draws on fig.subplots(**grid): one Axes when grid is None."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,7 +91,7 @@ def render(draw, size=SIZE, phone=False):
         with plt.rc_context(_rc(colors, PHONE_SCALE if phone else 1.0)):
             fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
             try:
-                draw(fig, colors)
+                draw(fig.subplots(**(grid or {})), colors)
                 if phone:
                     _legends_below(fig)
                 buf = io.BytesIO()

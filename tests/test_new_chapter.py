@@ -125,8 +125,7 @@ CHAPTER = Chapter("ch99-toy.md", "toy.py")
 def growth(ctx):
     squares = ctx.record("--squares")
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         ax.plot(list(squares.n), list(squares.squares), marker="o")
 
     return ctx.figure(draw, alt="The squares grow faster than the numbers")

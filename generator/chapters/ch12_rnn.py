@@ -21,8 +21,7 @@ def window(ctx):
     params = ctx.record("--params")
     windows = params.windows
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         contexts = [w.context for w in windows]
         ax.plot(contexts, [w.feed_forward for w in windows], marker="o",
                 label="feed-forward window: context x d x H")
@@ -44,8 +43,7 @@ def decay(ctx):
     distances = list(range(0, 101))
     k = vanish.distance
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for f, style in zip(vanish.decay.factors, ("-", "--", "-.", ":", "-")):
             ax.plot(distances, [f ** d for d in distances], linestyle=style, label=f"factor {f:g}")
         ax.axvline(k, color=colors.muted, linestyle=":", linewidth=1.2)
@@ -64,8 +62,7 @@ def decay(ctx):
 def clip(ctx):
     clipping = ctx.record("--clip")
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         steps = [r.step for r in clipping.rows]
         width = 0.38
         ax.bar([s - width / 2 for s in steps], [r.before for r in clipping.rows], width,
@@ -88,8 +85,7 @@ def clip(ctx):
 def measured(ctx):
     measure = ctx.record("--measure")
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for m, color in zip(measure.measured, colors.series):
             t = range(1, len(m.norms) + 1)
             ax.plot(t, list(m.norms), color=color, label=rf"measured, $\rho$ = {m.radius:g}")

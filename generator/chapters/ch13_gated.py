@@ -36,8 +36,7 @@ def highway(ctx):
     hw = ctx.record("--highway").highway
     distances = list(range(0, 501, 2))
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for name, f, style in zip(hw.columns, hw.factors, ("-", "--", "-.", ":")):
             ax.plot(distances, [f ** k for k in distances], linestyle=style, label=name)
         ax.set(yscale="log", ylim=(1e-30, 30), xlabel="distance (steps)",
@@ -56,8 +55,7 @@ def bias(ctx):
     rows = ctx.record("--bias").rows
     distances = list(range(0, 101))
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for row, style in zip(rows, ("-", "--", "-.", ":", "-")):
             ax.plot(distances, [row.f ** k for k in distances], linestyle=style,
                     label=rf"$b_f$ = {row.b_f:g}, f = {row.f:.3f}")
@@ -76,8 +74,7 @@ def gates(ctx):
     names = [("f", "forget f"), ("i", "input i"), ("o", "output o"),
              ("C_tilde", "candidate C~")]
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         width = 0.38
         xs = list(range(len(names)))
         for unit, hatch in ((0, None), (1, "//")):
@@ -98,10 +95,9 @@ def gates(ctx):
 def params(ctx):
     costs = ctx.record("--params").costs
 
-    def draw(fig, colors):
+    def draw(ax, colors):
         from matplotlib.ticker import FuncFormatter
 
-        ax = fig.subplots()
         names = [c.model for c in costs]
         bars = ax.barh(names, [c.params for c in costs], color=colors.series[0])
         for bar, c in zip(bars, costs):
@@ -125,8 +121,7 @@ def params(ctx):
 def measured(ctx):
     measure = ctx.record("--measure")
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for m, color in zip(measure.measured, colors.series):
             t = range(1, len(m.full) + 1)
             ax.plot(t, list(m.full), color=color, label=rf"full, $b_f$ = {m.b_f:g}")

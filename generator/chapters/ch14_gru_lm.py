@@ -21,10 +21,9 @@ def gru_cell(ctx):
 def curves(ctx):
     compare = ctx.record("--compare")
 
-    def draw(fig, colors):
+    def draw(ax, colors):
         from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 
-        ax = fig.subplots()
         for m, color in zip(compare.models, colors.series):
             epochs = [row.epoch for row in m.history]
             ax.plot(epochs, [row.val_ppl for row in m.history], color=color,
@@ -47,8 +46,8 @@ def curves(ctx):
 def clipping(ctx):
     run = ctx.record("--cell", "rnn", "--lr", "4")
 
-    def draw(fig, colors):
-        top, bottom = fig.subplots(2, 1, sharex=True)
+    def draw(axes, colors):
+        top, bottom = axes
         epochs = [row.epoch for row in run.history]
         top.plot(epochs, [row.val_ppl for row in run.history], color=colors.series[0],
                  label="validation perplexity")
@@ -60,7 +59,7 @@ def clipping(ctx):
         bottom.set(yscale="log", xlabel="epoch", ylabel="norm")
         bottom.legend(loc="upper right")
 
-    return ctx.figure(draw, size=(7.2, 4.2),
+    return ctx.figure(draw, size=(7.2, 4.2), grid=dict(nrows=2, sharex=True),
                       alt="The plain RNN at learning rate 4: its validation perplexity jumps by "
                           "orders of magnitude between epochs while its gradient norm, before "
                           "clipping, stays far above the clipping threshold of 1",
@@ -72,8 +71,7 @@ def clipping(ctx):
 def distance(ctx):
     dist = ctx.record("--distance")
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for curve, color in zip(dist.curves, colors.series):
             ks = list(range(len(curve.trained)))
             ax.plot(ks, list(curve.trained), color=color, label=f"{curve.model}, trained")
@@ -96,8 +94,7 @@ def saturation(ctx):
     sat = ctx.record("--saturation")
     markers = {"Z": "o", "R": "s", "I": "^", "F": "D", "O": "v"}
 
-    def draw(fig, colors):
-        axes = fig.subplots(1, 2, sharey=True)
+    def draw(axes, colors):
         for ax, model in zip(axes, ("GRU", "LSTM")):
             for gate, color in zip([g for g in sat.gates if g.model == model], colors.series):
                 ax.scatter(list(gate.unit_right), list(gate.unit_left), s=22, color=color,
@@ -110,7 +107,7 @@ def saturation(ctx):
             ax.legend(loc="upper right")
         axes[0].set_ylabel(f"fraction of steps below {sat.low:g}")
 
-    return ctx.figure(draw, size=(7.2, 3.8),
+    return ctx.figure(draw, size=(7.2, 3.8), grid=dict(ncols=2, sharey=True),
                       alt="Scatter of the gates' units, fraction of time right-saturated "
                           "against left-saturated, for the trained GRU and LSTM",
                       caption="One point per unit and gate: how often it is nearly closed "

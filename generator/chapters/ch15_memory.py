@@ -15,8 +15,7 @@ def accuracy(ctx):
     acc = ctx.record("--accuracy")
     lags = list(acc.lags)
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for n, (name, color) in enumerate(zip(acc.models, colors.series)):
             per_lag = acc.accuracy[name]
             offset = (n - 2) * 0.035  # spread the models' seeds apart on the log axis
@@ -48,8 +47,7 @@ def curves(ctx):
     steps = list(curves_record.steps)
     models = list(ctx.record("--accuracy").models)  # the order of the other figures
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for n, (name, color) in enumerate(zip(models, colors.series)):
             seeds = [list(s) for s in curves_record.accuracy[name]]
             mean = [sum(col) / len(col) for col in zip(*seeds)]
@@ -76,8 +74,7 @@ def gradient(ctx):
     grad = ctx.record("--gradient")
     lags = list(grad.lags)
 
-    def draw(fig, colors):
-        ax = fig.subplots()
+    def draw(ax, colors):
         for n, (name, color) in enumerate(zip(grad.models, colors.series)):
             ax.plot(lags, list(grad.g1_init_median[name]), color=color, linestyle=STYLES[n],
                     marker=MARKS[n], label=name.replace("b_f=", "$b_f$ = "))
