@@ -75,35 +75,153 @@ def run_script(name, *args, cwd=None, env=None, timeout=900):
                           capture_output=True, text=True, timeout=timeout)
 
 
-_outputs = {}
-_outputs_lock = threading.Lock()
+# A reader runs a command in one of two ways: the script in a folder of its own, or a cell
+# of the served notebook (which writes the script and its data next to itself). The
+# notebook's run is both, so a command that a notebook runs is taken from the notebook's
+# run in a fresh kernel, and the others are run alone: each command once per session.
+# The notebooks of the chapters the selected tests need start in the background when the
+# session starts, the costliest first, one at a time, while the other tests run.
+
+_outputs = {}  # command -> what it printed
+_notebook_runs = {}  # script -> {command: printed text} of its notebook's fresh run
+_pending = {}  # script -> Future of its notebook's run, started with the session
+_background = ThreadPoolExecutor(max_workers=1)
+_processes = set()  # the notebook runs under way, stopped if the session ends first
+_lock = threading.Lock()
+
+NOTEBOOK_RUNNER = """
+import sys, nbformat
+from nbclient import NotebookClient
+path, folder = sys.argv[1], sys.argv[2]
+nb = nbformat.read(path, as_version=4)
+for cell in nb.cells:
+    if cell.cell_type == "code":
+        cell.outputs = []
+NotebookClient(nb, timeout=1800, kernel_name="python3",
+               resources={"metadata": {"path": folder}}).execute()
+nbformat.write(nb, path)
+"""
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected
+def pytest_collection_modifyitems(items):
+    """Start the notebooks of the chapters the selected tests check against a reader's run."""
+    needed, pages = set(), None
+    for item in items:
+        if item.module.__name__ not in ("test_notebooks", "test_page_matches_script"):
+            continue
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if getattr(params.get("ch"), "script", None):
+            needed.add(params["ch"].script)
+        if isinstance(params.get("page"), str):
+            pages = page_markers() if pages is None else pages
+            needed.update(m.script for m in pages.get(params["page"], []))
+    chapters = [ch for ch in CHAPTERS if ch.script in needed and (SITE / ch.notebook).is_file()]
+    for ch in sorted(chapters, key=recorded_seconds, reverse=True):
+        _pending[ch.script] = _background.submit(_run_notebook, ch)
+
+
+def pytest_sessionfinish():
+    for future in _pending.values():
+        future.cancel()
+    for process in list(_processes):
+        process.kill()
+
+
+def run_cells(nb):
+    """{command: printed text} of a notebook's `!python3 ...` cells."""
+    return {c.source[1:]: "".join(o.get("text", "") for o in c.outputs).replace("\r\n", "\n")
+            for c in nb.cells if c.cell_type == "code" and c.source.startswith("!")}
+
+
+def recorded_seconds(ch):
+    """The time the build's runs of ch's notebook took, from their `time:` lines."""
+    import nbformat
+
+    text = "".join(run_cells(nbformat.read(SITE / ch.notebook, as_version=4)).values())
+    return sum(float(t) for t in re.findall(r"^time: ([0-9.]+) s", text, re.M))
+
+
+def _run_notebook(ch):
+    """Every cell of the served notebook, in a fresh kernel, in an empty folder (as Colab
+    runs it; `python3` in a cell is this interpreter). {command: printed text}."""
+    import nbformat
+
+    folder = ROOT / "build" / "test-runs" / f"notebook-{ch.stem}-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    notebook = folder / Path(ch.notebook).name
+    shutil.copy(SITE / ch.notebook, notebook)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    process = subprocess.Popen([sys.executable, "-c", NOTEBOOK_RUNNER, str(notebook),
+                                str(folder)], env={**os.environ, **ONE_THREAD, "PATH": path},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _processes.add(process)
+    try:
+        _, stderr = process.communicate(timeout=3600)
+    finally:
+        _processes.discard(process)
+    assert process.returncode == 0, f"{ch.notebook} did not run:\n{stderr[-3000:]}"
+    ran = sorted(p.name for p in folder.iterdir())
+    cells = run_cells(nbformat.read(notebook, as_version=4))
+    shutil.rmtree(folder, ignore_errors=True)
+    assert ran == sorted({notebook.name, ch.script, *ch.data}), f"{ch.notebook} wrote {ran}"
+    return cells
+
+
+def _run_alone(command):
+    """The command's script (and data) copied to an empty folder and run there."""
+    _, script, *args = shlex.split(command)
+    ch = next(ch for ch in CHAPTERS if ch.script == script)
+    folder = ROOT / "build" / "test-runs" / hashlib.sha256(command.encode()).hexdigest()[:12]
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for f in (script, *ch.data):
+        shutil.copy2(CODE / f, folder / f)
+    result = run_script(str(folder / script), *args, cwd=folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    assert result.returncode == 0, f"{command} failed: {result.stderr}"
+    assert result.stderr == "", f"{command} wrote to stderr: {result.stderr}"
+    return result.stdout
+
+
+def notebook_run(ch):
+    """{command: printed text} of ch's served notebook run in a fresh kernel (once)."""
+    _run_jobs([], force=[ch])
+    return _notebook_runs[ch.script]
 
 
 def outputs_of(commands):
-    """{command: stdout} for commands such as 'python3 rnn.py --vanish', each run once per
-    session as a reader runs it (in an empty folder holding the script and its data),
-    two at a time. A command that fails or writes to stderr fails the test."""
-    todo = [c for c in dict.fromkeys(commands) if c not in _outputs]
-
-    def one(command):
-        _, script, *args = shlex.split(command)
-        ch = next(ch for ch in CHAPTERS if ch.script == script)
-        folder = Path(ROOT / "build" / "test-runs" / hashlib.sha256(command.encode()).hexdigest()[:12])
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        for f in (script, *ch.data):
-            shutil.copy2(CODE / f, folder / f)
-        result = run_script(str(folder / script), *args, cwd=folder)
-        shutil.rmtree(folder, ignore_errors=True)
-        return command, result
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for command, result in pool.map(one, todo):
-            assert result.returncode == 0, f"{command} failed: {result.stderr}"
-            assert result.stderr == "", f"{command} wrote to stderr: {result.stderr}"
-            with _outputs_lock:
-                _outputs[command] = result.stdout
+    """{command: printed text} for commands such as 'python3 rnn.py --vanish', each run
+    once per session as a reader runs it. A command that fails or writes to stderr (run
+    alone), or a notebook that fails or leaves other files than its own, fails the test."""
+    commands = list(dict.fromkeys(commands))
+    _run_jobs(commands)
     return {c: _outputs[c] for c in commands}
+
+
+def _run_jobs(commands, force=()):
+    """Wait for the notebooks that run these commands (or force's), started with the
+    session or now; then run each command no notebook runs, alone, two at a time."""
+    import nbformat
+
+    todo = [c for c in commands if c not in _outputs]
+    scripts = {shlex.split(c)[1] for c in todo} | {ch.script for ch in force}
+    for ch in CHAPTERS:
+        if ch.script in scripts and ch.script not in _notebook_runs \
+                and (SITE / ch.notebook).is_file():
+            future = _pending.get(ch.script) or _background.submit(_run_notebook, ch)
+            _pending[ch.script] = future
+            cells = future.result()
+            with _lock:
+                _notebook_runs[ch.script] = cells
+                for command, text in cells.items():
+                    _outputs.setdefault(command, text)
+    alone = [c for c in todo if c not in _outputs]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for command, text in zip(alone, pool.map(_run_alone, alone)):
+            with _lock:
+                _outputs[command] = text
 
 
 def output_of(command):

@@ -10,15 +10,22 @@ import sys
 import pytest
 
 from conftest import EPOCH, build, copy_project, edit, tree_files
+from generator.cache import run_cache_dir
 
 
 @pytest.fixture(scope="module")
 def built_copy(tmp_path_factory):
-    """A copy of the project with its own run cache, built once: the page cache comes
-    from the project, less rnn.py's pages, so that rnn.py's runs fill the run cache."""
+    """A copy of the project with its own run cache, built once. Both caches come from the
+    project (what `make build` left), less rnn.py's pages and runs: the copy's first build
+    computes rnn.py's pages and fills the run cache with rnn.py's current runs, which the
+    tests below damage. The other scripts' runs are copied so that no test retrains them."""
     base = copy_project(tmp_path_factory.mktemp("project"))
     shutil.rmtree(base / "build" / "cache" / "pages" / "rnn", ignore_errors=True)
     runs = tmp_path_factory.mktemp("runs")
+    shared = run_cache_dir() / "runs"
+    for group in (shared.iterdir() if shared.is_dir() else ()):
+        if group.is_dir() and group.name != "rnn":
+            shutil.copytree(group, runs / "runs" / group.name)
     result = build(base, env={"RNN_EXPLAINER_CACHE": str(runs)})
     assert result.returncode == 0, result.stderr
     return base, runs

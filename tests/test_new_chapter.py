@@ -156,9 +156,14 @@ def with_toy(tmp_path_factory):
     nav = (copy / "mkdocs.yml").read_text("utf-8")
     last = [line for line in nav.splitlines() if line.startswith('      - "1')][-1]
     edit(copy / "mkdocs.yml", last + "\n", last + '\n      - "99. Squares": ch99-toy.md\n')
-    result = build(copy)
+    result = build(copy, env=private_run_cache(copy))
     assert result.returncode == 0, result.stderr
     return copy
+
+
+def private_run_cache(copy):
+    """The toy's runs go to a run cache of the copy's own, not to the reader's."""
+    return {"RNN_EXPLAINER_CACHE": str(copy / "build" / "runs")}
 
 
 def test_the_short_path_costs_three_files_and_one_line(with_toy):
@@ -206,7 +211,7 @@ def test_a_page_without_its_nav_line_is_refused(with_toy, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(with_toy, copy, symlinks=True)
     edit(copy / "mkdocs.yml", '      - "99. Squares": ch99-toy.md\n', "")
-    result = build(copy)
+    result = build(copy, env=private_run_cache(copy))
     assert result.returncode == 1
     assert "docs/ch99-toy.md (generator/chapters/ch99_toy.py) is not in mkdocs.yml's nav" \
         in result.stderr
