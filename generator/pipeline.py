@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -242,11 +243,18 @@ def _run_workers(todo, cache, slots=None):
                 script, group, job = waiting.pop(0)
                 tmp = cache.new_folder(group)
                 (tmp / "job.json").write_text(json.dumps(job), "utf-8")
-                proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
-                                         str(tmp / "job.json"), str(tmp)], cwd=ROOT,
-                                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                # Ctrl-C held back while the worker starts: one landing inside Popen would
+                # leave a worker nobody stops. The worker starts with SIGINT blocked and
+                # unblocks it first thing, so a Ctrl-C meanwhile reaches it then.
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
+                                             str(tmp / "job.json"), str(tmp)], cwd=ROOT,
+                                            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                    running.append((proc, script, group, job, tmp, time.perf_counter()))
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 log(f"generator: computing {script}'s pages in a fresh process")
-                running.append((proc, script, group, job, tmp, time.perf_counter()))
             time.sleep(0.05)
             for entry in list(running):
                 proc, script, group, job, tmp, started = entry

@@ -14,6 +14,7 @@ is what the page cache checks before reusing the result.
 """
 
 import os
+import signal
 
 # One BLAS thread, as a reader's `python3 gru.py` uses: at these matrix sizes threads
 # only cost time, and float32 sums differ in the last bits with the thread count.
@@ -182,6 +183,9 @@ def main(argv=None):
     job = json.loads(Path(job_path).read_text("utf-8"))
     started = time.perf_counter()
     try:
+        # The build starts a worker with Ctrl-C held back (so that none is left running
+        # unseen); from here it interrupts the worker, and one pressed meanwhile lands now.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         started_with = inputs(job)
         fragments, files, quoted = compute(job, out / "files")
         result = {"fragments": fragments, "files": files,
