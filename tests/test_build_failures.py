@@ -190,6 +190,13 @@ def test_run_cache_that_cannot_be_written(project, tmp_path):
     assert time.perf_counter() - started < 30
 
 
+def ctrl_c_as_in_a_terminal():
+    """SIGINT back to its default in the build: a test run started in the background by a
+    shell without job control (as CI may be) inherits it ignored, and then Python installs
+    no KeyboardInterrupt handler at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_build(project):
     """Ctrl-C while a worker computes: the usual line, no traceback, site/ unchanged."""
     edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
@@ -197,7 +204,7 @@ def test_interrupted_build(project):
     before = tree_digest(project / "site")
     proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
+                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until the worker runs
