@@ -27,8 +27,9 @@ from pathlib import Path
 
 from . import chapter as registry
 from . import markers as marker_syntax
+from . import runs
 from .cache import FileHashes, PageCache, check_usable, page_cache_dir, run_cache_dir
-from .chapter import DOCS, ROOT, GeneratorError
+from .chapter import CODE, DOCS, ROOT, GeneratorError
 
 RUN_CACHE_SETTING = "set RNN_EXPLAINER_CACHE to a folder that can be written"
 PAGE_CACHE_SETTING = "remove build/cache and build again"
@@ -98,6 +99,8 @@ class Pipeline:
     def on_files(self, files, config):
         from mkdocs.structure.files import File
 
+        for ch in self.chapters:  # cheap, and a page-cache hit would skip it in a worker
+            runs.check_harness(ch.script, (CODE / ch.script).read_text("utf-8", "replace"))
         pages = self._pages(files)
         found = {}
         for page, text in pages.items():

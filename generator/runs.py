@@ -28,7 +28,42 @@ from .cache import FORMAT, digest, sha256
 from .chapter import CODE, ROOT, GeneratorError
 from .tables import command
 
-REQUIRED = ("REPORTS", "DEFAULT", "Printer", "parse_args", "run", "main")
+REQUIRED = ("REPORTS", "DEFAULT", "OPTIONS", "add_options", "Printer", "parse_args", "run",
+            "main")
+HARNESS = Path(__file__).with_name("harness.py")  # the canonical copy of the harness
+HARNESS_OPEN = "# The harness: the same in every script of the site, checked when it is built."
+HARNESS_END = "# ------------------------------------------------------------- end of the harness"
+
+
+def harness_lines(text):
+    """The harness block of a file's text, from its opening rule to its end rule, as
+    (first line number, [lines]); None if the file has no opening line."""
+    lines = text.split("\n")
+    if HARNESS_OPEN not in lines:
+        return None
+    first = lines.index(HARNESS_OPEN) - 1  # the rule above it
+    last = lines.index(HARNESS_END, first) if HARNESS_END in lines[first:] else len(lines) - 1
+    return first + 1, lines[first:last + 1]
+
+
+def check_harness(name, text):
+    """GeneratorError at the first line where docs/code/<name>'s harness differs from
+    generator/harness.py's (the block is the same, byte for byte, in every script)."""
+    canonical_start, canonical = harness_lines(HARNESS.read_text("utf-8"))
+    found = harness_lines(text)
+    where = f"docs/code/{name}"
+    if found is None:
+        raise GeneratorError(f"{where}: has no harness: copy the block of generator/harness.py "
+                             "to the end of the script, before its __main__ guard "
+                             "(docs/building.md)")
+    start, lines = found
+    for n, want in enumerate(canonical):
+        line = lines[n] if n < len(lines) else None
+        if line != want:
+            shown = "the end of the file" if line is None else repr(line)
+            raise GeneratorError(f"{where}:{start + n}: the harness differs from "
+                                 f"generator/harness.py:{canonical_start + n}: {shown}, "
+                                 f"expected {want!r} (the block is the same in every script)")
 
 
 class Record:
@@ -104,8 +139,8 @@ def load_script(name):
     missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
         raise GeneratorError(f"{where}: defines no {', '.join(missing)} (every served script "
-                             "has REPORTS, DEFAULT, Printer, parse_args, run and main; see "
-                             "docs/building.md)")
+                             "has REPORTS, DEFAULT, OPTIONS and add_options, and the harness; "
+                             "see docs/building.md)")
     return module
 
 

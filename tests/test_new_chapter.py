@@ -32,6 +32,11 @@ try:
 except ImportError:  # main() says how to install it; importing stays possible
     np = None
 
+
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
+
+
 N = 4  # how many squares
 
 
@@ -47,21 +52,12 @@ def compute_squares(count=N):
     return [int(v) for v in n], [int(v) for v in n ** 2]
 
 
-{format_table}
-
-
 def format_squares_table(n, squares):
     return format_table(("n", "n^2"), list(zip(n, squares)), "rr")
 
 
-WRAP = 78
-
-
-{printer}
-
-
 def report_squares(args, out):
-    n, squares = compute_squares()
+    n, squares = compute_squares(args.count or N)
     out.text("Squares")
     out.table("squares", format_squares_table(n, squares))
     return SquaresReport(n, squares, sum(squares))
@@ -69,31 +65,14 @@ def report_squares(args, out):
 
 REPORTS = {{"squares": ("n and n squared", report_squares)}}
 DEFAULT = tuple(REPORTS)
+OPTIONS = {{"count": ("squares",)}}
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="toy.py")
-    for flag, (help_text, _) in REPORTS.items():
-        parser.add_argument(f"--{{flag}}", action="store_true", help=help_text)
-    return parser.parse_args(argv)
+def add_options(parser):
+    parser.add_argument("--count", type=number(int, 1, 100), help="how many squares")
 
 
-def run(args, out):
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
-    return {{flag: REPORTS[flag][1](args, out) for flag in chosen}}
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    if np is None:
-        print("toy.py needs numpy: pip install numpy", file=sys.stderr)
-        return 1
-    try:
-        run(args, Printer())
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
-
+{harness}
 
 if __name__ == "__main__":
     sys.exit(main())
@@ -132,13 +111,13 @@ def growth(ctx):
 '''
 
 
-def shared_definition(name):
-    import ast
-
-    source = (ROOT / "docs" / "code" / "rnn.py").read_text("utf-8")
-    node = next(n for n in ast.parse(source).body
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
-    return ast.get_source_segment(source, node)
+def harness():
+    """The harness block, as every script carries it (generator/harness.py)."""
+    text = (ROOT / "generator" / "harness.py").read_text("utf-8")
+    start = text.index("# ---------------------------------------------------------------------------\n# The harness")
+    end = text.index("\n", text.index("# -------------------------------------------------------------"
+                                     " end of the harness")) + 1
+    return text[start:end]
 
 
 @pytest.fixture(scope="module")
@@ -149,8 +128,7 @@ def with_toy(tmp_path_factory):
     shutil.copy2(ROOT / "pytest.ini", copy / "pytest.ini")
     # the four things of docs/building.md's "Adding a chapter"
     (copy / "docs" / "code" / "toy.py").write_text(
-        SCRIPT.format(format_table=shared_definition("format_table"),
-                      printer=shared_definition("Printer")), "utf-8")
+        SCRIPT.format(harness=harness()), "utf-8")
     (copy / "docs" / "ch99-toy.md").write_text(PAGE, "utf-8")
     (copy / "generator" / "chapters" / "ch99_toy.py").write_text(MODULE, "utf-8")
     nav = (copy / "mkdocs.yml").read_text("utf-8")

@@ -7,7 +7,9 @@ import pytest
 import subprocess
 import sys
 
-from conftest import CHAPTERS, CODE, SCRIPTS, load_script, run_script
+from conftest import CHAPTERS, CODE, ROOT, SCRIPTS, load_script, run_script
+from generator.chapter import GeneratorError
+from generator.runs import check_harness
 
 # quick to run in full, and need no data file
 STEP_SCRIPTS = [ch.script for ch in CHAPTERS
@@ -30,7 +32,7 @@ def test_without_numpy_one_line_and_status_1(script, no_numpy, tmp_path):
     result = run_script(script, cwd=tmp_path, env=no_numpy)
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr.strip().splitlines() == [f"{script} needs numpy: pip install numpy"]
+    assert result.stderr.strip().splitlines() == [f"{script}: needs numpy: pip install numpy"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -63,22 +65,26 @@ def test_import_defines_the_conventions_and_prints_nothing(script, capsys):
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_the_scripts_share_one_table_style_and_one_printer(script):
-    """format_table and Printer are the same code in every script (copied on purpose: each
-    script stands alone), so every table on the site looks the same."""
-    for name in ("format_table", "Printer"):
-        assert definition(script, name) == definition(SCRIPTS[0], name), \
-            f"{script}'s {name} differs from {SCRIPTS[0]}'s"
+def test_every_script_carries_the_harness_byte_for_byte(script):
+    """The harness (printing, the command line, main) is the block of generator/harness.py,
+    copied on purpose (each script stands alone) and checked by the build."""
+    text = (CODE / script).read_text("utf-8")
+    canonical = (ROOT / "generator" / "harness.py").read_text("utf-8")
+    start = canonical.index("# ---------------------------------------------------------------------------\n# The harness")
+    end = canonical.index("end of the harness\n") + len("end of the harness\n")
+    assert canonical[start:end] in text
+    check_harness(script, text)  # and the build's check agrees
 
 
-def definition(script, name):
-    """The source of a top-level def or class of a served script."""
-    import ast
-
-    source = (CODE / script).read_text("utf-8")
-    node = next(n for n in ast.parse(source).body
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
-    return ast.get_source_segment(source, node)
+def test_a_drifted_harness_fails_the_build_naming_the_script_and_line():
+    text = (CODE / "rnn.py").read_text("utf-8")
+    line = "WRAP = 78  # the width of the paragraphs the reports print"
+    at = text.split("\n").index(line) + 1
+    drifted = text.replace(line, "WRAP = 80  # the width of the paragraphs the reports print")
+    with pytest.raises(GeneratorError, match=rf"^docs/code/rnn.py:{at}: the harness differs"):
+        check_harness("rnn.py", drifted)
+    with pytest.raises(GeneratorError, match="has no harness"):
+        check_harness("rnn.py", text.replace("# The harness: the same", "# The harness, the same"))
 
 
 @pytest.mark.parametrize("script", STEP_SCRIPTS)

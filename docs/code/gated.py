@@ -31,6 +31,10 @@ try:
 except ImportError:  # main() says how to install it; importing stays possible
     np = None
 
+
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
+
 # ---------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------
@@ -298,22 +302,6 @@ def compute_measure(biases=MEASURE_BIASES, **kw):
 # The tables: one format_* per printed table
 # ---------------------------------------------------------------------------
 
-def format_table(header, rows, align, min_widths=None):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
-    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    mins = min_widths or [0] * len(header)
-    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
-                          for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
 def vec(v):
     """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
     return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"
@@ -408,52 +396,6 @@ def format_measure_table(measured, distance=MEASURE_DISTANCE):
 # ---------------------------------------------------------------------------
 # The reports: what each flag prints, and the record of what it showed
 # ---------------------------------------------------------------------------
-
-WRAP = 78  # the width of the paragraphs the reports print
-
-
-class Printer:
-    """Where the reports print: paragraphs and tables with a blank line between them.
-    Each table is also kept by name in .tables, so the site can show it under the
-    command that printed it."""
-
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stdout
-        self.tables = {}
-        self.blocks = 0
-
-    def text(self, paragraph):
-        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
-        'time:', a measurement, is kept whole)."""
-        lines = []
-        for line in paragraph.split("\n"):
-            long = len(line) > WRAP and not line.startswith("time:")
-            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
-        self._block("\n".join(lines))
-
-    def table(self, name, table):
-        if name in self.tables:
-            raise ValueError(f"table {name!r} printed twice")
-        self.tables[name] = table
-        self._block(table)
-
-    def row(self, name, line):
-        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
-        self.tables[name] += "\n" + line
-        self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def gap(self):
-        """An extra blank line: between two reports."""
-        self.stream.write("\n")
-
-    def _block(self, text):
-        if self.blocks:
-            self.stream.write("\n")
-        self.stream.write(text + "\n")
-        self.stream.flush()
-        self.blocks += 1
-
 
 @dataclass
 class HighwayReport:
@@ -616,81 +558,120 @@ OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is 
 }
 
 
-# ---------------------------------------------------------------------------
-# The command line
-# ---------------------------------------------------------------------------
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="gated.py",
-        description="How the LSTM and the GRU let a gradient travel far, and what that "
-                    "costs. With no flag, print every report in order; several flags print "
-                    "those reports, in the order below.")
-    for flag, (help_text, _) in REPORTS.items():
-        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
-    parser.add_argument("--forget-bias", metavar="B", type=number(-10, 10),
+def add_options(parser):
+    parser.add_argument("--forget-bias", metavar="B", type=number(float, -10, 10),
                         help="--step: the forget gate's bias for both units (default 1), "
                              "-10 to 10")
-    parser.add_argument("--input", metavar="D", type=whole(1, 100_000),
+    parser.add_argument("--input", metavar="D", type=number(int, 1, 100_000),
                         help=f"--params: the input size d (default {PARAM_INPUT})")
-    parser.add_argument("--hidden", metavar="H", type=whole(1, 100_000),
+    parser.add_argument("--hidden", metavar="H", type=number(int, 1, 100_000),
                         help=f"--params: the hidden size H (default {PARAM_HIDDEN})")
-    parser.add_argument("--seed", metavar="S", type=whole(0, 2 ** 32 - 1),
+    parser.add_argument("--seed", metavar="S", type=number(int, 0, 2 ** 32 - 1),
                         help=f"--measure: the random seed (default {MEASURE_SEED})")
-    args = parser.parse_args(argv)
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
-    for option, users in OPTIONS.items():
-        if getattr(args, option) is not None and not set(users) & set(chosen):
-            parser.error(f"--{option.replace('_', '-')} has no effect without "
-                         + " or ".join(f"--{u}" for u in users))
-    return args
 
 
-def whole(low, high):
+# ---------------------------------------------------------------------------
+# The harness: the same in every script of the site, checked when it is built.
+# Printing, the command line, main(). Above it: this script's own code.
+# ---------------------------------------------------------------------------
+
+NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
+WRAP = 78  # the width of the paragraphs the reports print
+
+
+class Printer:
+    """Prints paragraphs and tables, a blank line between; keeps each table by name."""
+
+    def __init__(self, stream=None):
+        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
+
+    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
+        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
+                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+                             for line in paragraph.split("\n")))
+
+    def table(self, name, table):
+        assert name not in self.tables, f"table {name!r} printed twice"
+        self.tables[name] = table
+        self.block(table)
+
+    def row(self, name, line):  # one more row of a table that is printed as it grows
+        self.tables[name] += "\n" + line
+        self.write(line + "\n")
+
+    def block(self, text):
+        self.write("\n" * (self.blocks > 0) + text + "\n")
+        self.blocks += 1
+
+    def write(self, text):
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
+    cells = [[str(c) for c in row] for row in (header, *rows)]
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+              for j in range(len(header))]
+    pad = [str.rjust if a == "r" else str.ljust for a in align]
+    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
+             for row in cells]
+    rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def number(kind, low, high):
+    """An argparse type: a number of kind (int or float) from low to high."""
     def check(text):
         try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {n}")
-        return n
-    return check
-
-
-def number(low, high):
-    def check(text):
-        try:
-            x = float(text)
+            x = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= x <= high:
+        if not low <= x <= high:  # (nan fails it too)
             raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
         return x
     return check
 
 
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n")[0])
+    for flag, (help_text, _) in REPORTS.items():
+        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+    add_options(parser)
+    args = parser.parse_args(argv)
+    args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():  # an option no chosen report uses is an error
+        if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{user}" for user in users))
+    return args
+
+
 def run(args, out):
-    """Print the chosen reports to out (a Printer); return {flag: record}."""
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
     records = {}
-    for n, flag in enumerate(chosen):
-        if n:
-            out.gap()
+    for n, flag in enumerate(args.chosen):
+        out.write("\n" * (n > 0))
         records[flag] = REPORTS[flag][1](args, out)
     return records
 
 
 def main(argv=None):
     args = parse_args(argv)
-    if np is None:
-        print("gated.py needs numpy: pip install numpy", file=sys.stderr)
-        return 1
     try:
-        run(args, Printer())
-    except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+        if np is None:
+            raise Refused("needs numpy: pip install numpy")
+        records = run(args, Printer())
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
+        print(f"{NAME}: {why}", file=sys.stderr)
+        return 1
+    return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
+
+# ------------------------------------------------------------- end of the harness
 
 
 if __name__ == "__main__":

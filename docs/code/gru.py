@@ -68,11 +68,15 @@ SAMPLE_EPOCHS = (1, 5, 10, 25, 50)                 # epochs after which the mode
 TEMPERATURES = (0.5, 1.0)                          # sampling temperatures, besides greedy
 
 
-class CorpusError(Exception):
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
+
+
+class CorpusError(Refused):
     """The corpus cannot be used; the message is one line."""
 
 
-class TrainingDiverged(Exception):
+class TrainingDiverged(Refused):
     """The loss grew past MAX_LOSS or the gradient stopped being a number; the message is
     one line."""
 
@@ -1238,22 +1242,6 @@ def compute_saturation(models):
 
 # ================================================================ formatting
 
-def format_table(header, rows, align, min_widths=None):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
-    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    mins = min_widths or [0] * len(header)
-    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
-                          for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
 def format_ppl(x):
     return f'{x:.2f}' if x < 1e6 else f'{x:.2e}'   # at most 9 characters either way
 
@@ -1478,6 +1466,9 @@ def d2l_models(args, base):
 
 def report_train(args, out, config=None):
     """Train one model: the configuration, a row per epoch, samples as it learns, the time."""
+    if args.forget_bias is not None and args.cell != 'lstm':
+        raise Refused("--forget-bias is the LSTM's forget-gate bias: add --cell lstm "
+                      "(or use it with --compare)")
     base = base_config(args, config)
     cell = args.cell or 'gru'
     forget_bias = args.forget_bias if args.forget_bias is not None else 0.0
@@ -1602,56 +1593,10 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
 DEFAULT = ('train',)  # what runs with no flag
 
 
-WRAP = 78  # the width of the paragraphs the reports print
-
-
-class Printer:
-    """Where the reports print: paragraphs and tables with a blank line between them.
-    Each table is also kept by name in .tables, so the site can show it under the
-    command that printed it."""
-
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stdout
-        self.tables = {}
-        self.blocks = 0
-
-    def text(self, paragraph):
-        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
-        'time:', a measurement, is kept whole)."""
-        lines = []
-        for line in paragraph.split("\n"):
-            long = len(line) > WRAP and not line.startswith("time:")
-            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
-        self._block("\n".join(lines))
-
-    def table(self, name, table):
-        if name in self.tables:
-            raise ValueError(f"table {name!r} printed twice")
-        self.tables[name] = table
-        self._block(table)
-
-    def row(self, name, line):
-        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
-        self.tables[name] += "\n" + line
-        self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def gap(self):
-        """An extra blank line: between two reports."""
-        self.stream.write("\n")
-
-    def _block(self, text):
-        if self.blocks:
-            self.stream.write("\n")
-        self.stream.write(text + "\n")
-        self.stream.flush()
-        self.blocks += 1
-
-
 # ================================================================ command line
 
 TRAINING_REPORTS = ('train', 'compare', 'distance', 'inside', 'saturation')
-USES = {  # option -> the reports it changes; with none of them, it is refused
+OPTIONS = {  # option -> the reports it changes; with none of them, it is refused
     'cell': ('train', 'gradcheck'),
     'epochs': TRAINING_REPORTS,
     'lr': ('train', 'compare'),
@@ -1662,95 +1607,129 @@ USES = {  # option -> the reports it changes; with none of them, it is refused
 }
 
 
-def number(kind, low, high, what):
-    """An argparse type: a finite kind (int or float) in [low, high]."""
-    def parse(s):
-        try:
-            x = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f'{what}, got {s!r}') from None
-        if not (math.isfinite(x) and low <= x <= high):
-            raise argparse.ArgumentTypeError(f'{what}, got {s}')
-        return x
-    return parse
-
-
-def learning_rate(s):
-    """An argparse type: a finite learning rate in (0, LR_MAX]."""
-    x = number(float, 0.0, LR_MAX, f'must be a number above 0 and at most {LR_MAX:g}')(s)
-    if x == 0:
-        raise argparse.ArgumentTypeError(f'must be a number above 0 and at most {LR_MAX:g}, got {s}')
-    return x
-
-
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        prog='gru.py',
-        description="Train a character-level GRU language model on The Time Machine, "
-                    "from scratch in numpy (d2l.ai's configuration); with no report flag, "
-                    "--train.")
-    for flag, (help_text, _) in REPORTS.items():
-        ap.add_argument('--' + flag, action='store_true', help=help_text)
+def add_options(ap):
     ap.add_argument('--cell', choices=CELLS,
                     help='the cell to train: gru (default), lstm or rnn; with --gradcheck, '
                          'check only this cell')
-    ap.add_argument('--epochs', type=number(int, 1, 10000, 'must be a whole number from 1 to '
-                                                         '10000'), metavar='N',
+    ap.add_argument('--epochs', type=number(int, 1, 10000), metavar='N',
                     help=f'training epochs, 1 to 10000 (default {Config.epochs})')
-    ap.add_argument('--lr', type=learning_rate, metavar='LR',
-                    help=f"SGD learning rate, above 0 and at most {LR_MAX:g} (default: d2l's, "
+    ap.add_argument('--lr', type=number(float, 1e-6, LR_MAX), metavar='LR',
+                    help=f"SGD learning rate, 1e-6 to {LR_MAX:g} (default: d2l's, "
                          f"4 for gru and lstm, 1 for rnn)")
-    ap.add_argument('--seed', type=number(int, 0, 2 ** 32 - 1, 'must be a whole number from 0 '
-                                                               'to 4294967295'), metavar='S',
+    ap.add_argument('--seed', type=number(int, 0, 2 ** 32 - 1), metavar='S',
                     help='seed for initialisation, shuffling and sampling, and for the '
                          '--gradcheck problem (default 0)')
-    ap.add_argument('--forget-bias', type=number(float, -10.0, 10.0, 'must be a number from '
-                                                                    '-10 to 10'), metavar='B',
+    ap.add_argument('--forget-bias', type=number(float, -10.0, 10.0), metavar='B',
                     help="the LSTM's initial forget-gate bias b_f, -10 to 10: with --cell lstm "
                          "(default 0, d2l's), or the second LSTM of --compare (default 1)")
     ap.add_argument('--plain', action='store_true',
                     help='train with the plain path, step by step (slower; the same model)')
     ap.add_argument('--corpus', type=Path, metavar='PATH',
                     help='the text to train on (default: timemachine.txt next to gru.py)')
-    args = ap.parse_args(argv)
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
-    for option, users in USES.items():
-        if getattr(args, option) not in (None, False) and not set(users) & set(chosen):
-            ap.error(f"--{option.replace('_', '-')} has no effect with "
-                     + ' '.join('--' + flag for flag in chosen))
-    if args.forget_bias is not None and 'train' in chosen and args.cell != 'lstm':
-        ap.error("--forget-bias is the LSTM's forget-gate bias: add --cell lstm "
-                 "(or use it with --compare)")
+
+
+# ---------------------------------------------------------------------------
+# The harness: the same in every script of the site, checked when it is built.
+# Printing, the command line, main(). Above it: this script's own code.
+# ---------------------------------------------------------------------------
+
+NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
+WRAP = 78  # the width of the paragraphs the reports print
+
+
+class Printer:
+    """Prints paragraphs and tables, a blank line between; keeps each table by name."""
+
+    def __init__(self, stream=None):
+        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
+
+    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
+        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
+                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+                             for line in paragraph.split("\n")))
+
+    def table(self, name, table):
+        assert name not in self.tables, f"table {name!r} printed twice"
+        self.tables[name] = table
+        self.block(table)
+
+    def row(self, name, line):  # one more row of a table that is printed as it grows
+        self.tables[name] += "\n" + line
+        self.write(line + "\n")
+
+    def block(self, text):
+        self.write("\n" * (self.blocks > 0) + text + "\n")
+        self.blocks += 1
+
+    def write(self, text):
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
+    cells = [[str(c) for c in row] for row in (header, *rows)]
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+              for j in range(len(header))]
+    pad = [str.rjust if a == "r" else str.ljust for a in align]
+    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
+             for row in cells]
+    rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def number(kind, low, high):
+    """An argparse type: a number of kind (int or float) from low to high."""
+    def check(text):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= x <= high:  # (nan fails it too)
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return x
+    return check
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n")[0])
+    for flag, (help_text, _) in REPORTS.items():
+        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+    add_options(parser)
+    args = parser.parse_args(argv)
+    args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():  # an option no chosen report uses is an error
+        if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{user}" for user in users))
     return args
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer); return {flag: record}."""
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
     records = {}
-    for n, flag in enumerate(chosen):
-        if n:
-            out.gap()
+    for n, flag in enumerate(args.chosen):
+        out.write("\n" * (n > 0))
         records[flag] = REPORTS[flag][1](args, out)
     return records
 
 
 def main(argv=None):
     args = parse_args(argv)
-    if np is None:
-        print('gru.py needs numpy: pip install numpy', file=sys.stderr)
-        return 1
     try:
+        if np is None:
+            raise Refused("needs numpy: pip install numpy")
         records = run(args, Printer())
-    except (CorpusError, TrainingDiverged) as e:
-        sys.stdout.flush()
-        print(f'gru.py: {e}', file=sys.stderr)
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
+        print(f"{NAME}: {why}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    gradcheck = records.get('gradcheck')
-    return 1 if gradcheck is not None and not gradcheck.passed else 0
+    return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
+
+# ------------------------------------------------------------- end of the harness
 
 
 if __name__ == '__main__':

@@ -83,6 +83,10 @@ try:
 except ImportError:  # main() says how to install it; importing stays possible
     np = None
 
+
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
+
 # ---------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------
@@ -568,22 +572,6 @@ def compute_gradcheck(cells=CELLS, seed=0):
 # Formatting
 # ---------------------------------------------------------------------------
 
-def format_table(header, rows, align, min_widths=None):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
-    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    mins = min_widths or [0] * len(header)
-    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
-                          for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
 SHOWN = "ABCD"[:K] + "wxyz"[:D] + "?"  # how a token is printed: symbols, distractors, query
 
 
@@ -827,7 +815,12 @@ def report_gradient(args, out):
 
 
 def report_row(args, out):
-    b_f = args.forget_bias if args.cell == "lstm" else None
+    if args.cell is None or args.lag is None:
+        raise Refused("--row needs --cell and --lag, e.g. --row --cell gru --lag 50")
+    if args.forget_bias is not None and args.cell != "lstm":
+        raise Refused(f"--forget-bias has no effect with --cell {args.cell}")
+    args.steps = STEPS if args.steps is None else args.steps
+    b_f = (1.0 if args.forget_bias is None else args.forget_bias) if args.cell == "lstm" else None
     start = time.perf_counter()
     runs = compute_training(args.cell, args.lag, forget_biases=(b_f,), steps=args.steps)
     seconds = time.perf_counter() - start
@@ -867,133 +860,121 @@ EXAMPLES = {"row": ("--row", "--cell", "gru", "--lag", "20")}  # a report that n
 # as the code page and the notebook run it
 
 
+OPTIONS = {option: ("row",) for option in ("cell", "forget_bias", "lag", "steps")}
+
+
+def add_options(parser):
+    parser.add_argument("--cell", choices=CELLS, help="with --row: the cell to train")
+    parser.add_argument("--forget-bias", type=number(float, -10, 10), metavar="B",
+                        help="with --row --cell lstm: the initial forget bias b_f (default 1)")
+    parser.add_argument("--lag", type=number(int, 1, MAX_LAG), metavar="L",
+                        help=f"with --row: steps from the symbol to the query, 1 to {MAX_LAG:,}")
+    parser.add_argument("--steps", type=number(int, 1, 100_000), metavar="N",
+                        help=f"with --row: training steps (default {STEPS:,})")
+
+
+# ---------------------------------------------------------------------------
+# The harness: the same in every script of the site, checked when it is built.
+# Printing, the command line, main(). Above it: this script's own code.
+# ---------------------------------------------------------------------------
+
+NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
 WRAP = 78  # the width of the paragraphs the reports print
 
 
 class Printer:
-    """Where the reports print: paragraphs and tables with a blank line between them.
-    Each table is also kept by name in .tables, so the site can show it under the
-    command that printed it."""
+    """Prints paragraphs and tables, a blank line between; keeps each table by name."""
 
     def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stdout
-        self.tables = {}
-        self.blocks = 0
+        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
 
-    def text(self, paragraph):
-        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
-        'time:', a measurement, is kept whole)."""
-        lines = []
-        for line in paragraph.split("\n"):
-            long = len(line) > WRAP and not line.startswith("time:")
-            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
-        self._block("\n".join(lines))
+    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
+        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
+                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+                             for line in paragraph.split("\n")))
 
     def table(self, name, table):
-        if name in self.tables:
-            raise ValueError(f"table {name!r} printed twice")
+        assert name not in self.tables, f"table {name!r} printed twice"
         self.tables[name] = table
-        self._block(table)
+        self.block(table)
 
-    def row(self, name, line):
-        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
+    def row(self, name, line):  # one more row of a table that is printed as it grows
         self.tables[name] += "\n" + line
-        self.stream.write(line + "\n")
-        self.stream.flush()
+        self.write(line + "\n")
 
-    def gap(self):
-        """An extra blank line: between two reports."""
-        self.stream.write("\n")
-
-    def _block(self, text):
-        if self.blocks:
-            self.stream.write("\n")
-        self.stream.write(text + "\n")
-        self.stream.flush()
+    def block(self, text):
+        self.write("\n" * (self.blocks > 0) + text + "\n")
         self.blocks += 1
 
+    def write(self, text):
+        self.stream.write(text)
+        self.stream.flush()
 
-# ---------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------
 
-def bounded_int(low, high):
-    def parse(s):
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
+    cells = [[str(c) for c in row] for row in (header, *rows)]
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+              for j in range(len(header))]
+    pad = [str.rjust if a == "r" else str.ljust for a in align]
+    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
+             for row in cells]
+    rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def number(kind, low, high):
+    """An argparse type: a number of kind (int or float) from low to high."""
+    def check(text):
         try:
-            n = int(s)
+            x = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {s!r}") from None
-        if not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"must be {low} to {high:,}, got {n}")
-        return n
-    return parse
-
-
-def forget_bias(s):
-    try:
-        x = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
-    if not -10 <= x <= 10:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"must be -10 to 10, got {s}")
-    return x
-
-
-ROW_OPTIONS = ("cell", "forget_bias", "lag", "steps")  # the options only --row uses
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= x <= high:  # (nan fails it too)
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return x
+    return check
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        prog="memory.py",
-        description="How far back the plain RNN, the LSTM and the GRU learn to remember: "
-                    "trained in numpy at lags " + ", ".join(map(str, LAGS)) + ".")
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n")[0])
     for flag, (help_text, _) in REPORTS.items():
-        ap.add_argument("--" + flag, action="store_true", help=help_text)
-    ap.add_argument("--cell", choices=CELLS, help="with --row: the cell to train")
-    ap.add_argument("--forget-bias", type=forget_bias, metavar="B",
-                    help="with --row --cell lstm: the initial forget bias b_f (default 1)")
-    ap.add_argument("--lag", type=bounded_int(1, MAX_LAG), metavar="L",
-                    help=f"with --row: steps from the symbol to the query, 1 to {MAX_LAG:,}")
-    ap.add_argument("--steps", type=bounded_int(1, 100_000), metavar="N",
-                    help=f"with --row: training steps (default {STEPS:,})")
-    args = ap.parse_args(argv)
-    given = [o for o in ROW_OPTIONS if getattr(args, o) is not None]
-    if not args.row:
-        if given:
-            ap.error(f"--{given[0].replace('_', '-')} has no effect without --row")
-    else:
-        if args.cell is None or args.lag is None:
-            ap.error("--row needs --cell and --lag, e.g. --row --cell gru --lag 50")
-        if args.forget_bias is not None and args.cell != "lstm":
-            ap.error("--forget-bias has no effect with --cell " + args.cell)
-        if args.forget_bias is None:
-            args.forget_bias = 1.0
-        if args.steps is None:
-            args.steps = STEPS
+        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+    add_options(parser)
+    args = parser.parse_args(argv)
+    args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():  # an option no chosen report uses is an error
+        if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{user}" for user in users))
     return args
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer); return {flag: record}."""
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
     records = {}
-    for n, flag in enumerate(chosen):
-        if n:
-            out.gap()
+    for n, flag in enumerate(args.chosen):
+        out.write("\n" * (n > 0))
         records[flag] = REPORTS[flag][1](args, out)
     return records
 
 
 def main(argv=None):
     args = parse_args(argv)
-    if np is None:
-        print("memory.py needs numpy: pip install numpy", file=sys.stderr)
-        return 1
     try:
-        run(args, Printer())
-    except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+        if np is None:
+            raise Refused("needs numpy: pip install numpy")
+        records = run(args, Printer())
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
+        print(f"{NAME}: {why}", file=sys.stderr)
+        return 1
+    return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
+
+# ------------------------------------------------------------- end of the harness
 
 
 if __name__ == "__main__":

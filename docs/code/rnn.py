@@ -8,14 +8,16 @@ Companion script to chapter 12 ("The recurrent network"). Python 3.9+ and numpy.
     python3 rnn.py --vanish   why the memory fades (the 47-word example)
     python3 rnn.py --clip     gradient clipping, before and after
     python3 rnn.py --measure  the gradient measured through a real tanh RNN
+    python3 rnn.py --scales   the same at other spectral radii and input scales
 
     options: --sentence "ran the dog" (--unroll), --hidden H (--params, --measure),
-             --threshold X (--clip), --seed S (--clip, --measure)
+             --threshold X (--clip), --seed S (--clip, --measure, --scales),
+             --input-scale S (--measure)
 
 The file reads top to bottom: the settings, the model (every compute_*
-function returns a record of plain numbers and prints nothing), the tables
-(one format_* per table), then the reports each flag prints and the command
-line. The site that teaches this chapter runs these very reports.
+function returns a record of plain numbers and prints nothing), then the part
+the site prints: one format_* per table, the reports each flag prints, and
+the harness (printing and the command line, the same in every script).
 """
 
 import argparse
@@ -29,6 +31,10 @@ try:
     import numpy as np
 except ImportError:  # main() says how to install it; importing stays possible
     np = None
+
+
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
 
 # ---------------------------------------------------------------------------
 # Settings
@@ -71,7 +77,13 @@ CLIP_SEED = 0
 # Step 5: measured gradient norms
 MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS = 64, 16, 100  # H, d, T
 MEASURE_RADII = (0.5, 0.9, 1.0, 1.1)  # spectral radius of U
+MEASURE_INPUT_SCALE = 1.0  # the standard deviation of each unit's input W x_t
 MEASURE_SEED = 0
+MEASURE_MAX_HIDDEN = 512  # a larger network takes minutes (the cost grows as H^3)
+
+# Step 6: the same, over a grid of spectral radii and input scales
+SCALES_RADII = tuple(round(0.5 + 0.1 * k, 1) for k in range(11))  # rho = 0.5, 0.6, ..., 1.5
+SCALES_INPUTS = (0.0, 0.1, 0.3, 1.0, 3.0)  # input scales; 0: no input at all
 
 
 # ---------------------------------------------------------------------------
@@ -156,6 +168,7 @@ class Decay:
     distances: List[int]
     factors: List[float]
     values: List[List[float]]  # values[i][j] = factors[j] ** distances[i]
+    curves: List[List[float]]  # curves[j][k] = factors[j] ** k for k = 0 .. 100: the plot
 
 
 @dataclass
@@ -167,7 +180,8 @@ class Example:
 
 def compute_decay(distances=DISTANCES, factors=FACTORS):
     """factor ** distance for every pair: what survives of a gradient."""
-    return Decay(list(distances), list(factors), [[f ** k for f in factors] for k in distances])
+    return Decay(list(distances), list(factors), [[f ** k for f in factors] for k in distances],
+                 [[f ** k for k in range(101)] for f in factors])
 
 
 def verdict(g):
@@ -232,20 +246,23 @@ def compute_clipping(scales=CLIP_SCALES, threshold=CLIP_THRESHOLD, seed=CLIP_SEE
 @dataclass
 class Measured:
     radius: float  # spectral radius rho of U
+    input_scale: float  # the standard deviation of each unit's input W x_t
     norms: List[float]  # ||dh_t/dh_0|| for t = 1 .. T (spectral norm)
+    predicted: List[float]  # rho^t for t = 1 .. T, the linearised prediction
     mean_tanh_prime: float  # mean of tanh'(a) = 1 - h^2 over units and steps
 
 
-def make_measure_rnn(radius, H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS,
-                     seed=MEASURE_SEED):
+def make_measure_rnn(radius, input_scale=MEASURE_INPUT_SCALE, H=MEASURE_HIDDEN,
+                     d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
     """A random tanh RNN whose U has the given spectral radius, and T random inputs.
 
-    The same seed for every radius, so the networks differ only in the scale of U.
+    The same seed for every radius and input scale, so the networks differ only in the
+    scale of U and of W.
     """
     rng = np.random.default_rng(seed)
     U_m = rng.normal(0, 1, (H, H))
     U_m *= radius / np.max(np.abs(np.linalg.eigvals(U_m)))  # rescale: spectral radius = radius
-    W_m = rng.normal(0, 1 / np.sqrt(d), (H, d))  # each W x_t has unit variance per unit
+    W_m = rng.normal(0, input_scale / np.sqrt(d), (H, d))  # W x_t: std input_scale per unit
     X = rng.normal(0, 1, (T, d))  # the inputs x_1 .. x_T
     return U_m, W_m, X
 
@@ -259,44 +276,36 @@ def rnn_states(U_m, W_m, X, h_0):
     return np.array(hs)
 
 
-def compute_measured_jacobians(radius, **kw):
+def compute_measured_jacobians(radius, input_scale=MEASURE_INPUT_SCALE, **kw):
     """||dh_t/dh_0|| (spectral norm) for t = 1..T, and the mean tanh' along the way.
 
     dh_t/dh_0 = diag(1 - h_t^2) U ... diag(1 - h_1^2) U: one Jacobian per step.
     """
-    U_m, W_m, X = make_measure_rnn(radius, **kw)
+    U_m, W_m, X = make_measure_rnn(radius, input_scale, **kw)
     hs = rnn_states(U_m, W_m, X, np.zeros(U_m.shape[0]))
     J = np.eye(U_m.shape[0])  # dh_0/dh_0
     norms = []
     for h in hs:
         J = (1 - h ** 2)[:, None] * (U_m @ J)  # diag(tanh'(.)) U times the product so far
         norms.append(float(np.linalg.norm(J, 2)))
-    return Measured(float(radius), norms, float(np.mean(1 - hs ** 2)))
+    predicted = [float(radius) ** t for t in range(1, len(hs) + 1)]
+    return Measured(float(radius), float(input_scale), norms, predicted,
+                    float(np.mean(1 - hs ** 2)))
 
 
 def compute_measure(radii=MEASURE_RADII, **kw):
     return [compute_measured_jacobians(r, **kw) for r in radii]
 
 
-# ---------------------------------------------------------------------------
-# The tables: one format_* per printed table
-# ---------------------------------------------------------------------------
+def compute_scales(radii=SCALES_RADII, inputs=SCALES_INPUTS, **kw):
+    """grid[i][j]: the measurement at radius radii[i] and input scale inputs[j]."""
+    return [[compute_measured_jacobians(r, s, **kw) for s in inputs] for r in radii]
 
-def format_table(header, rows, align, min_widths=None):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
-    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    mins = min_widths or [0] * len(header)
-    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
 
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
-                          for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
+# ===========================================================================
+# What the site prints: one format_* per table, the reports, the command line.
+# Everything above computes; everything below only formats and prints.
+# ===========================================================================
 
 def vec(v):
     """A vector as a signed four-decimal tuple: (+0.4100, -0.0500)."""
@@ -375,61 +384,19 @@ def format_measure_table(measured, distance=EXAMPLE_DISTANCE):
     for m in measured:
         T = len(m.norms)
         per_step = m.norms[-1] ** (1 / T)  # geometric mean of the per-step shrink
-        rows.append((f"{m.radius:g}", sci3(m.radius ** distance), sci3(m.norms[distance - 1]),
-                     f"{m.mean_tanh_prime:.4f}", f"{per_step:.4f}"))
+        rows.append((f"{m.radius:g}", sci3(m.predicted[distance - 1]),
+                     sci3(m.norms[distance - 1]), f"{m.mean_tanh_prime:.4f}", f"{per_step:.4f}"))
     return format_table(("spectral radius rho", f"rho^{distance}",
                          f"measured norm of dh_{distance}/dh_0", "mean tanh'",
                          f"measured factor per step (over {T})"), rows, "rrrrr")
 
 
-# ---------------------------------------------------------------------------
-# The reports: what each flag prints, and the record of what it showed
-# ---------------------------------------------------------------------------
-
-WRAP = 78  # the width of the paragraphs the reports print
-
-
-class Printer:
-    """Where the reports print: paragraphs and tables with a blank line between them.
-    Each table is also kept by name in .tables, so the site can show it under the
-    command that printed it."""
-
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stdout
-        self.tables = {}
-        self.blocks = 0
-
-    def text(self, paragraph):
-        """A paragraph, its long lines wrapped at WRAP columns (a line starting with
-        'time:', a measurement, is kept whole)."""
-        lines = []
-        for line in paragraph.split("\n"):
-            long = len(line) > WRAP and not line.startswith("time:")
-            lines.append(textwrap.fill(line, WRAP, break_on_hyphens=False) if long else line)
-        self._block("\n".join(lines))
-
-    def table(self, name, table):
-        if name in self.tables:
-            raise ValueError(f"table {name!r} printed twice")
-        self.tables[name] = table
-        self._block(table)
-
-    def row(self, name, line):
-        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
-        self.tables[name] += "\n" + line
-        self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def gap(self):
-        """An extra blank line: between two reports."""
-        self.stream.write("\n")
-
-    def _block(self, text):
-        if self.blocks:
-            self.stream.write("\n")
-        self.stream.write(text + "\n")
-        self.stream.flush()
-        self.blocks += 1
+def format_scales_table(grid, distance=EXAMPLE_DISTANCE):
+    header = ("spectral radius rho", f"rho^{distance}",
+              *(f"input scale {m.input_scale:g}" for m in grid[0]))
+    rows = [(f"{row[0].radius:g}", sci3(row[0].predicted[distance - 1]),
+             *(sci3(m.norms[distance - 1]) for m in row)) for row in grid]
+    return format_table(header, rows, "r" * len(header))
 
 
 @dataclass
@@ -472,6 +439,7 @@ class MeasureReport:
     inputs: int
     steps: int
     seed: int
+    input_scale: float  # the standard deviation of each unit's input W x_t
     distance: int  # the column the table shows: 47
     measured: List[Measured]
     tanh_prime_low: float  # the smallest and largest mean tanh' over the radii
@@ -479,6 +447,20 @@ class MeasureReport:
     top_radius: float  # the largest radius measured, and its norms after 1 and T steps
     top_first: float
     top_last: float
+
+
+@dataclass
+class ScalesReport:
+    hidden: int
+    inputs: int
+    steps: int
+    seed: int
+    distance: int  # the distance the table shows: 47
+    radii: List[float]
+    input_scales: List[float]
+    grid: List[List[Measured]]  # grid[i][j]: radius radii[i], input scale input_scales[j]
+    at_distance: List[List[float]]  # the table's cells: the measured norm at `distance`
+    past_one: List[List[float]]  # for each input scale, the radii whose norm at T is above 1
 
 
 def report_unroll(args, out):
@@ -540,25 +522,60 @@ def report_clip(args, out):
     return ClipReport(threshold, rows)
 
 
-def report_measure(args, out):
+def measure_setting(args):
     H = args.hidden or MEASURE_HIDDEN
-    seed = args.seed if args.seed is not None else MEASURE_SEED
-    measured = compute_measure(H=H, seed=seed)
+    if H > MEASURE_MAX_HIDDEN:
+        raise Refused(f"--hidden {H} is too large for --measure (it takes minutes from about "
+                      f"1,000 units on): use at most {MEASURE_MAX_HIDDEN}")
+    return H, (args.seed if args.seed is not None else MEASURE_SEED)
+
+
+def report_measure(args, out):
+    H, seed = measure_setting(args)
+    scale = args.input_scale if args.input_scale is not None else MEASURE_INPUT_SCALE
+    measured = compute_measure(input_scale=scale, H=H, seed=seed)
     faded = [f"{m.radius:g}" for m in measured if m.norms[-1] < 1]
     out.text(f"Step 5: the gradient measured through a real tanh RNN "
-             f"(H = {H}, d = {MEASURE_INPUT}, random U rescaled to each "
-             f"spectral radius, seed {seed})")
+             f"(H = {H}, d = {MEASURE_INPUT}, random U rescaled to each spectral radius, "
+             f"input scale {scale:g}: each unit's input W x_t has standard deviation {scale:g}; "
+             f"seed {seed})")
     out.table("measure", format_measure_table(measured))
-    out.text("The linearised theory predicts rho^t. The measurement shrinks faster:\n"
-             "each step also multiplies by tanh', which is below 1 wherever a unit is\n"
-             "not at zero, so the real per-step factor sits below rho.\n"
-             f"After {MEASURE_STEPS} steps the gradient is below 1 for rho = "
+    faster = all(m.norms[-1] < m.predicted[-1] for m in measured)
+    out.text("The linearised theory predicts rho^t. "
+             + ("The measurement shrinks faster: each step also multiplies by tanh', which is "
+                "below 1 wherever a unit is not at zero, so the real per-step factor sits "
+                "below rho." if faster else
+                "The measurement does not fall below it at every radius: inputs this small "
+                "leave the units near zero, where tanh' is close to 1, and a random U's "
+                "largest singular value is larger than its spectral radius.")
+             + f"\nAfter {MEASURE_STEPS} steps the gradient is below 1 for rho = "
              f"{', '.join(faded) or 'none'}.")
     tanh_primes = [m.mean_tanh_prime for m in measured]
     top = max(measured, key=lambda m: m.radius)
-    return MeasureReport(H, MEASURE_INPUT, MEASURE_STEPS, seed,
-                         EXAMPLE_DISTANCE, measured, min(tanh_primes), max(tanh_primes),
-                         top.radius, top.norms[0], top.norms[-1])
+    return MeasureReport(H, MEASURE_INPUT, MEASURE_STEPS, seed, scale, EXAMPLE_DISTANCE,
+                         measured, min(tanh_primes), max(tanh_primes), top.radius,
+                         top.norms[0], top.norms[-1])
+
+
+def report_scales(args, out):
+    seed = args.seed if args.seed is not None else MEASURE_SEED
+    grid = compute_scales(seed=seed)
+    k = EXAMPLE_DISTANCE
+    out.text(f"Step 6: the measured norm of dh_{k}/dh_0 at other spectral radii and input "
+             f"scales (H = {MEASURE_HIDDEN}, d = {MEASURE_INPUT}, seed {seed}; input scale s: "
+             f"each unit's input W x_t has standard deviation s, 0 is no input)")
+    out.table("scales", format_scales_table(grid))
+    past = [[m.radius for m in column if m.norms[-1] > 1] for column in zip(*grid)]
+    out.text("The smaller the inputs, the closer the units stay to zero, where tanh' is 1,\n"
+             "and the closer the measurement comes to rho^t: with no input at all it is\n"
+             "the linear product U^t. Whether a radius above 1 explodes depends on how\n"
+             f"hard the inputs drive the units. After {MEASURE_STEPS} steps the norm is above "
+             "1 for rho = "
+             + "; ".join(f"{', '.join(f'{r:g}' for r in radii) or 'none'} at input scale "
+                         f"{m.input_scale:g}" for radii, m in zip(past, grid[0])) + ".")
+    return ScalesReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, seed, k,
+                        [row[0].radius for row in grid], [m.input_scale for m in grid[0]],
+                        grid, [[m.norms[k - 1] for m in row] for row in grid], past)
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
@@ -568,98 +585,147 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
     "clip": ("step 4: gradient clipping, before and after", report_clip),
     "measure": ("step 5: the norm of dh_t/dh_0 measured through a real tanh RNN",
                 report_measure),
+    "scales": ("step 6: the same measurement over spectral radii and input scales",
+               report_scales),
 }
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
     "sentence": ("unroll",),
     "hidden": ("params", "measure"),
     "threshold": ("clip",),
-    "seed": ("clip", "measure"),
+    "seed": ("clip", "measure", "scales"),
+    "input_scale": ("measure",),
 }
 
 
-# ---------------------------------------------------------------------------
-# The command line
-# ---------------------------------------------------------------------------
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="rnn.py",
-        description="What unrolling does to a recurrent network's parameter count and "
-                    "to its gradient. With no flag, print every report in order; several "
-                    "flags print those reports, in the order below.")
-    for flag, (help_text, _) in REPORTS.items():
-        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+def add_options(parser):
     parser.add_argument("--sentence", metavar="WORDS", type=sentence,
                         help=f"--unroll: another sentence of the words {', '.join(VOCAB)} "
                              "(default \"the dog ran\")")
-    parser.add_argument("--hidden", metavar="H", type=whole(1, 5000),
+    parser.add_argument("--hidden", metavar="H", type=number(int, 1, 100_000),
                         help=f"--params, --measure: the hidden size (default {HIDDEN} and "
-                             f"{MEASURE_HIDDEN}), 1 to 5000")
-    parser.add_argument("--threshold", metavar="X", type=positive,
-                        help=f"--clip: the largest norm allowed (default {CLIP_THRESHOLD:g})")
-    parser.add_argument("--seed", metavar="S", type=whole(0, 2 ** 32 - 1),
-                        help="--clip, --measure: the random seed (default 0)")
-    args = parser.parse_args(argv)
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
-    for option, users in OPTIONS.items():
-        if getattr(args, option) is not None and not set(users) & set(chosen):
-            parser.error(f"--{option} has no effect without "
-                         + " or ".join(f"--{u}" for u in users))
-    return args
+                             f"{MEASURE_HIDDEN}; at most {MEASURE_MAX_HIDDEN} for --measure)")
+    parser.add_argument("--threshold", metavar="X", type=number(float, 1e-6, 1e6),
+                        help=f"--clip: the largest norm allowed, 1e-6 to 1e6 "
+                             f"(default {CLIP_THRESHOLD:g})")
+    parser.add_argument("--seed", metavar="S", type=number(int, 0, 2 ** 32 - 1),
+                        help="--clip, --measure, --scales: the random seed (default 0)")
+    parser.add_argument("--input-scale", metavar="S", type=number(float, 0, 100),
+                        help="--measure: the standard deviation of each unit's input W x_t, "
+                             f"0 to 100 (default {MEASURE_INPUT_SCALE:g})")
 
 
 def sentence(text):
     words = text.split()
     unknown = [w for w in words if w not in VOCAB]
-    if not words or unknown:
-        raise argparse.ArgumentTypeError(f"use the words {', '.join(VOCAB)}, got {text!r}")
+    if not words or unknown or len(words) > 50:
+        raise argparse.ArgumentTypeError(f"use up to 50 of the words {', '.join(VOCAB)}, "
+                                         f"got {text!r}")
     return " ".join(words)
 
 
-def whole(low, high):
+# ---------------------------------------------------------------------------
+# The harness: the same in every script of the site, checked when it is built.
+# Printing, the command line, main(). Above it: this script's own code.
+# ---------------------------------------------------------------------------
+
+NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
+WRAP = 78  # the width of the paragraphs the reports print
+
+
+class Printer:
+    """Prints paragraphs and tables, a blank line between; keeps each table by name."""
+
+    def __init__(self, stream=None):
+        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
+
+    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
+        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
+                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+                             for line in paragraph.split("\n")))
+
+    def table(self, name, table):
+        assert name not in self.tables, f"table {name!r} printed twice"
+        self.tables[name] = table
+        self.block(table)
+
+    def row(self, name, line):  # one more row of a table that is printed as it grows
+        self.tables[name] += "\n" + line
+        self.write(line + "\n")
+
+    def block(self, text):
+        self.write("\n" * (self.blocks > 0) + text + "\n")
+        self.blocks += 1
+
+    def write(self, text):
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
+    cells = [[str(c) for c in row] for row in (header, *rows)]
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+              for j in range(len(header))]
+    pad = [str.rjust if a == "r" else str.ljust for a in align]
+    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
+             for row in cells]
+    rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def number(kind, low, high):
+    """An argparse type: a number of kind (int or float) from low to high."""
     def check(text):
         try:
-            n = int(text)
+            x = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {n}")
-        return n
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= x <= high:  # (nan fails it too)
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return x
     return check
 
 
-def positive(text):
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < x < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
-    return x
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n")[0])
+    for flag, (help_text, _) in REPORTS.items():
+        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+    add_options(parser)
+    args = parser.parse_args(argv)
+    args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():  # an option no chosen report uses is an error
+        if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{user}" for user in users))
+    return args
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer); return {flag: record}."""
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
     records = {}
-    for n, flag in enumerate(chosen):
-        if n:
-            out.gap()
+    for n, flag in enumerate(args.chosen):
+        out.write("\n" * (n > 0))
         records[flag] = REPORTS[flag][1](args, out)
     return records
 
 
 def main(argv=None):
     args = parse_args(argv)
-    if np is None:
-        print("rnn.py needs numpy: pip install numpy", file=sys.stderr)
-        return 1
     try:
-        run(args, Printer())
-    except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+        if np is None:
+            raise Refused("needs numpy: pip install numpy")
+        records = run(args, Printer())
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
+        print(f"{NAME}: {why}", file=sys.stderr)
+        return 1
+    return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
+
+# ------------------------------------------------------------- end of the harness
 
 
 if __name__ == "__main__":

@@ -40,12 +40,12 @@ def window(ctx):
 @CHAPTER.figure
 def decay(ctx):
     vanish = ctx.record("--vanish")
-    distances = list(range(0, 101))
     k = vanish.distance
 
     def draw(ax, colors):
-        for f, style in zip(vanish.decay.factors, ("-", "--", "-.", ":", "-")):
-            ax.plot(distances, [f ** d for d in distances], linestyle=style, label=f"factor {f:g}")
+        for f, curve, style in zip(vanish.decay.factors, vanish.decay.curves,
+                                   ("-", "--", "-.", ":", "-")):
+            ax.plot(range(len(curve)), list(curve), linestyle=style, label=f"factor {f:g}")
         ax.axvline(k, color=colors.muted, linestyle=":", linewidth=1.2)
         ax.annotate(f"{k} words back", (k, 1e-25), xytext=(6, 0), textcoords="offset points",
                     color=colors.fg)
@@ -89,7 +89,7 @@ def measured(ctx):
         for m, color in zip(measure.measured, colors.series):
             t = range(1, len(m.norms) + 1)
             ax.plot(t, list(m.norms), color=color, label=rf"measured, $\rho$ = {m.radius:g}")
-            ax.plot(t, [m.radius ** k for k in t], color=color, linestyle="--", linewidth=1.2)
+            ax.plot(t, list(m.predicted), color=color, linestyle="--", linewidth=1.2)
         ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.2, label=r"$\rho^t$")
         ax.set(yscale="log", xlabel="t (steps back)",
                ylabel=r"$\Vert\, \partial h_t / \partial h_0 \,\Vert$")
