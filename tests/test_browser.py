@@ -20,7 +20,7 @@ import pytest
 import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from conftest import CHAPTERS, ROOT, SITE, StaticServer, site_pages
+from helpers import CHAPTERS, ROOT, SITE, StaticServer, site_pages
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from conftest import ROOT  # noqa: F401
-from conftest import build, copy_project, edit, tree_digest
+from helpers import ROOT  # noqa: F401
+from helpers import build, copy_project, edit, tree_digest
 
 
 @pytest.fixture(scope="module")

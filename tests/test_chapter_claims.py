@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import html_command_tables, page_html
+from helpers import html_command_tables, page_html
 
 PAGE = "ch15-memory.md"
 LEARNED = 0.95  # a seed has learned (the page's own threshold: generator/chapters/ch15)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import CODE, run_script
+from helpers import CODE, run_script
 
 COMPAT_PYTHON = os.environ.get("COMPAT_PYTHON")
 pytestmark = [pytest.mark.compat,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import load_script
+from helpers import load_script
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch

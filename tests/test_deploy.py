@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import CHAPTERS, ROOT, EPOCH, copy_project, edit
+from helpers import CHAPTERS, ROOT, EPOCH, copy_project, edit
 
 
 def git(*args, cwd):

@@ -15,7 +15,7 @@ import pytest
 
 from dataclasses import asdict
 
-from conftest import DOCS, load_script
+from helpers import DOCS, load_script
 from generator import diagrams
 
 rnn = load_script("rnn.py")

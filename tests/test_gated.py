@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import load_script, run_script
+from helpers import load_script, run_script
 
 gated = load_script("gated.py")
 

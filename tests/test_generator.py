@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import EPOCH, build, copy_project, edit, tree_files
+from helpers import EPOCH, build, copy_project, edit, tree_files
 from generator.cache import run_cache_dir
 
 

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import CODE, load_script
+from helpers import CODE, load_script
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from conftest import CHAPTERS, CODE, ROOT, SITE
+from helpers import CHAPTERS, CODE, ROOT, SITE
 
 # Hosts the pages may link to (plain links: nothing is loaded from them).
 EXPECTED_HOSTS = {"github.com", "colab.research.google.com"}

@@ -12,10 +12,10 @@ import unicodedata
 
 import pytest
 
-from conftest import DOCS
+from helpers import DOCS
 from generator import mathfont, mathml
 from generator.mathfont import MathFontError, math_characters, needed_characters, subset_font
-from conftest import BOXES_JS, TRICKY, fixture_html, markdown_converter, open_fixture
+from helpers import BOXES_JS, TRICKY, fixture_html, markdown_converter, open_fixture
 
 FONT = DOCS / "assets" / "fonts" / "stix-two-math.woff2"
 

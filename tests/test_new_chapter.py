@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, build, copy_project, edit
+from helpers import ROOT, build, copy_project, edit
 
 SCRIPT = '''\
 """toy.py: squares, the smallest script a chapter can have.

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import (CHAPTERS, CODE, SITE, load_script, notebook_run, run_cells,
+from helpers import (CHAPTERS, CODE, SITE, load_script, notebook_run, run_cells,
                       without_times)
 from generator.codepage import report_commands
 from generator.tables import command

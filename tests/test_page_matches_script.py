@@ -9,7 +9,7 @@ a chapter's commands print is on some page.
 
 import pytest
 
-from conftest import (CHAPTERS, html_command_tables, load_script, output_of, outputs_of,
+from helpers import (CHAPTERS, html_command_tables, load_script, output_of, outputs_of,
                       page_html, page_markers, shown_cells, table_blocks)
 from generator.codepage import report_commands
 from generator.tables import command
@@ -63,7 +63,7 @@ def test_every_table_of_a_chapters_reports_is_on_a_page(ch, site):
 
 def test_the_vanish_table_of_the_served_copy_is_on_the_page(site, tmp_path):
     """The issue's own check: python3 site/code/rnn.py --vanish prints what ch12 shows."""
-    from conftest import run_script
+    from helpers import run_script
 
     served = tmp_path / "rnn.py"
     served.write_bytes((site / "code" / "rnn.py").read_bytes())

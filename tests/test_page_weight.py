@@ -2,7 +2,7 @@
 
 import re
 
-from conftest import SITE
+from helpers import SITE
 
 BUDGET_PER_PAGE = 400_000  # bytes of PNG per page, light and dark variants together
 BUDGET_PER_IMAGE = 80_000  # one plot, one theme

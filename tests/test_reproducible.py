@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SITE, build, copy_project, tree_digest, tree_files
+from helpers import ROOT, SITE, build, copy_project, tree_digest, tree_files
 
 
 def clean_build(folder):

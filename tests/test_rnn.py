@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import load_script, run_script
+from helpers import load_script, run_script
 
 rnn = load_script("rnn.py")
 

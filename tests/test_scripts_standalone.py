@@ -7,7 +7,7 @@ import pytest
 import subprocess
 import sys
 
-from conftest import CHAPTERS, CODE, ROOT, SCRIPTS, load_script, run_script
+from helpers import CHAPTERS, CODE, ROOT, SCRIPTS, load_script, run_script
 from generator.chapter import GeneratorError
 from generator.runs import check_harness
 

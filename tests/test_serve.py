@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import build, copy_project, edit
+from helpers import build, copy_project, edit
 
 
 def free_port():

@@ -1,0 +1,498 @@
+"""What several test modules need: where things are, the chapter registry, the scripts
+loaded by path and run as a reader runs them, the built site's pages, copies of the
+project, the browser, formulas. Fixtures and pytest's hooks are in conftest.py.
+
+Every list of chapters, scripts and pages comes from the chapter registry
+(generator/chapters/) and the pages' own markers, so a new chapter is tested
+without editing a test.
+"""
+
+import hashlib
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"  # hand-written pages and the served scripts
+CODE = DOCS / "code"
+SITE = ROOT / "site"  # the built site
+CHROMIUM = Path("/usr/bin/chromium")
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+sys.path.insert(0, str(ROOT))
+from generator import markers as marker_syntax  # noqa: E402
+from generator.chapter import chapters  # noqa: E402
+
+CHAPTERS = chapters()  # the registry: page, script, data of every chapter
+SCRIPTS = [ch.script for ch in CHAPTERS]
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+# -- the scripts ---------------------------------------------------------------------
+
+def load_script(name):
+    """docs/code/<name> imported from its path, as the generator does it."""
+    path = CODE / name
+    spec = importlib.util.spec_from_file_location(f"test_script_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_script(name, *args, cwd=None, env=None, timeout=900):
+    """`python3 <name> <args>` as a reader runs it: a subprocess, one BLAS thread
+    (as the scripts set for themselves), in `cwd`."""
+    script = Path(name) if os.path.isabs(name) else CODE / name
+    return subprocess.run([sys.executable, str(script), *args], cwd=cwd,
+                          env={**os.environ, **ONE_THREAD, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# A reader runs a command in one of two ways: the script in a folder of its own, or a cell
+# of the served notebook (which writes the script and its data next to itself). The
+# notebook's run is both, so a command that a notebook runs is taken from the notebook's
+# run in a fresh kernel, and the others are run alone: each command once per session.
+# The notebooks of the chapters the selected tests need start in the background when the
+# session starts, the costliest first, one at a time, while the other tests run.
+
+_outputs = {}  # command -> what it printed
+_notebook_runs = {}  # script -> {command: printed text} of its notebook's fresh run
+_pending = {}  # script -> Future of its notebook's run, started with the session
+_background = ThreadPoolExecutor(max_workers=1)
+_processes = set()  # the notebook runs under way, stopped if the session ends first
+_lock = threading.Lock()
+
+NOTEBOOK_RUNNER = """
+import sys, nbformat
+from nbclient import NotebookClient
+path, folder = sys.argv[1], sys.argv[2]
+nb = nbformat.read(path, as_version=4)
+for cell in nb.cells:
+    if cell.cell_type == "code":
+        cell.outputs = []
+NotebookClient(nb, timeout=1800, kernel_name="python3",
+               resources={"metadata": {"path": folder}}).execute()
+nbformat.write(nb, path)
+"""
+
+
+def run_cells(nb):
+    """{command: printed text} of a notebook's `!python3 ...` cells."""
+    return {c.source[1:]: "".join(o.get("text", "") for o in c.outputs).replace("\r\n", "\n")
+            for c in nb.cells if c.cell_type == "code" and c.source.startswith("!")}
+
+
+def recorded_seconds(ch):
+    """The time the build's runs of ch's notebook took, from their `time:` lines."""
+    import nbformat
+
+    text = "".join(run_cells(nbformat.read(SITE / ch.notebook, as_version=4)).values())
+    return sum(float(t) for t in re.findall(r"^time: ([0-9.]+) s", text, re.M))
+
+
+def _run_notebook(ch):
+    """Every cell of the served notebook, in a fresh kernel, in an empty folder (as Colab
+    runs it; `python3` in a cell is this interpreter). {command: printed text}."""
+    import nbformat
+
+    folder = ROOT / "build" / "test-runs" / f"notebook-{ch.stem}-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    notebook = folder / Path(ch.notebook).name
+    shutil.copy(SITE / ch.notebook, notebook)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    process = subprocess.Popen([sys.executable, "-c", NOTEBOOK_RUNNER, str(notebook),
+                                str(folder)], env={**os.environ, **ONE_THREAD, "PATH": path},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _processes.add(process)
+    try:
+        _, stderr = process.communicate(timeout=3600)
+    finally:
+        _processes.discard(process)
+    assert process.returncode == 0, f"{ch.notebook} did not run:\n{stderr[-3000:]}"
+    ran = sorted(p.name for p in folder.iterdir())
+    cells = run_cells(nbformat.read(notebook, as_version=4))
+    shutil.rmtree(folder, ignore_errors=True)
+    assert ran == sorted({notebook.name, ch.script, *ch.data}), f"{ch.notebook} wrote {ran}"
+    return cells
+
+
+def _run_alone(command):
+    """The command's script (and data) copied to an empty folder and run there."""
+    _, script, *args = shlex.split(command)
+    ch = next(ch for ch in CHAPTERS if ch.script == script)
+    folder = ROOT / "build" / "test-runs" / hashlib.sha256(command.encode()).hexdigest()[:12]
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for f in (script, *ch.data):
+        shutil.copy2(CODE / f, folder / f)
+    result = run_script(str(folder / script), *args, cwd=folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    assert result.returncode == 0, f"{command} failed: {result.stderr}"
+    assert result.stderr == "", f"{command} wrote to stderr: {result.stderr}"
+    return result.stdout
+
+
+def notebook_run(ch):
+    """{command: printed text} of ch's served notebook run in a fresh kernel (once)."""
+    _run_jobs([], force=[ch])
+    return _notebook_runs[ch.script]
+
+
+def outputs_of(commands):
+    """{command: printed text} for commands such as 'python3 rnn.py --vanish', each run
+    once per session as a reader runs it. A command that fails or writes to stderr (run
+    alone), or a notebook that fails or leaves other files than its own, fails the test."""
+    commands = list(dict.fromkeys(commands))
+    _run_jobs(commands)
+    return {c: _outputs[c] for c in commands}
+
+
+def _run_jobs(commands, force=()):
+    """Wait for the notebooks that run these commands (or force's), started with the
+    session or now; then run each command no notebook runs, alone, two at a time."""
+    import nbformat
+
+    todo = [c for c in commands if c not in _outputs]
+    scripts = {shlex.split(c)[1] for c in todo} | {ch.script for ch in force}
+    for ch in CHAPTERS:
+        if ch.script in scripts and ch.script not in _notebook_runs \
+                and (SITE / ch.notebook).is_file():
+            future = _pending.get(ch.script) or _background.submit(_run_notebook, ch)
+            _pending[ch.script] = future
+            cells = future.result()
+            with _lock:
+                _notebook_runs[ch.script] = cells
+                for command, text in cells.items():
+                    _outputs.setdefault(command, text)
+    alone = [c for c in todo if c not in _outputs]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for command, text in zip(alone, pool.map(_run_alone, alone)):
+            with _lock:
+                _outputs[command] = text
+
+
+def output_of(command):
+    return outputs_of([command])[command]
+
+
+def without_times(text):
+    """A run's output without its measured times (lines starting with 'time:')."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("time:"))
+
+
+# -- the pages -----------------------------------------------------------------------
+
+def page_markers():
+    """{docs-relative page: [Marker]} for every hand-written page with markers."""
+    found = {}
+    for path in sorted(DOCS.rglob("*.md")):
+        rel = path.relative_to(DOCS).as_posix()
+        markers = marker_syntax.parse(rel, path.read_text("utf-8"))
+        if markers:
+            found[rel] = markers
+    return found
+
+
+def page_html(page):
+    """The built HTML of a docs-relative page (use_directory_urls)."""
+    stem = page[:-3]
+    path = SITE / ("index.html" if stem == "index" else f"{stem}/index.html")
+    return path.read_text("utf-8")
+
+
+def table_blocks(text):
+    """Every markdown table in a text: runs of consecutive lines starting with '|'."""
+    blocks, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            blocks.append("\n".join(current))
+            current = []
+    return blocks
+
+
+def cells_of_markdown(table):
+    rows = []
+    for line in table.splitlines():
+        if re.fullmatch(r"\|[-:| ]+\|", line):
+            continue  # the alignment rule
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return rows
+
+
+def html_command_tables(html):
+    """(command, rows of cells) for each table the page shows under a command label."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    pairs = []
+    for p in soup.select("p.command"):
+        table = p.find_next(["table", "p", "h2", "h3"])
+        assert table is not None and table.name == "table", \
+            f"{p.get_text()} is not followed by a table"
+        rows = [[cell_text(cell) for cell in tr.find_all(["th", "td"])]
+                for tr in table.find_all("tr")]
+        pairs.append((p.get_text(strip=True).removeprefix("$").strip(), rows))
+    return pairs
+
+
+def cell_text(cell):
+    """A table cell's text, typeset formulas read back as $their LaTeX$ (data-tex)."""
+    for math in cell.find_all("math"):
+        math.replace_with(f"${math['data-tex']}$")
+    return " ".join(cell.get_text().split())
+
+
+def shown_cells(printed):
+    """The cells a page shows for a table a script printed: the same, with the header's
+    notation typeset (generator.tables.typeset_header, tested on its own)."""
+    from generator.tables import typeset_header
+
+    return [[" ".join(c.split()) for c in row] for row in
+            cells_of_markdown(typeset_header(printed))]
+
+
+# -- copies of the project, built -----------------------------------------------------
+
+PROJECT_FILES = ("docs", "generator", "overrides", "mkdocs.yml", "requirements.txt", "Makefile")
+EPOCH = "1700000000"  # 2023-11-14: the sitemap's date in the copies' builds
+
+
+def copy_project(dest, page_cache=True):
+    """The project's sources copied to dest (plus its page cache, so that a build there
+    recomputes only what a test changes). Returns dest."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in PROJECT_FILES:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / name)
+    if page_cache and (ROOT / "build" / "cache").is_dir():
+        shutil.copytree(ROOT / "build" / "cache", dest / "build" / "cache")
+    return dest
+
+
+def build(project, *args, env=None, timeout=1200):
+    """`python -m generator build` in a copy of the project."""
+    return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1",
+                               "PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": EPOCH,
+                               **(env or {})})
+
+
+def edit(path, old, new):
+    text = path.read_text("utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def tree_digest(folder):
+    """One hash over every file's path and bytes below folder."""
+    h = hashlib.sha256()
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file():
+            h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def tree_files(folder):
+    """{relative path: bytes} of every file below folder."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+# -- the browser ---------------------------------------------------------------------
+
+# Flags measured on this machine: headless, no sandbox (container), and no
+# background traffic of Chromium's own (component updates, sync, QUIC probes)
+# that would show up as requests to other hosts.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def site_pages(site_dir):
+    """URL paths of every page of the built site, from its files: '', 'ch12-rnn/', ...
+
+    Every `index.html` under site/ is a page (use_directory_urls); 404.html is not.
+    """
+    site_dir = Path(site_dir)
+    pages = []
+    for path in sorted(site_dir.rglob("index.html")):
+        rel = path.parent.relative_to(site_dir).as_posix()
+        pages.append("" if rel == "." else rel + "/")
+    return pages
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class StaticServer:
+    """`python3 -m http.server --bind 127.0.0.1 <port> -d <root>` as a subprocess."""
+
+    def __init__(self, root, port=None):
+        self.root = Path(root)
+        self.port = port or free_port()
+        self.host = f"127.0.0.1:{self.port}"
+        self.url = f"http://{self.host}/"
+        self.proc = None
+
+    def start(self, timeout=15.0):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+             str(self.port), "-d", str(self.root)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"http.server exited with {self.proc.returncode} "
+                                   f"before answering on port {self.port}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"http.server did not answer on {self.url} in {timeout} s")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def is_local(self, url):
+        """True for this server's URLs and for data:/blob: URLs (no network)."""
+        if url.startswith(("data:", "blob:")):
+            return True
+        return url.startswith(self.url) or url == self.url.rstrip("/")
+
+
+def launch_chromium(playwright, executable_path):
+    return playwright.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
+
+
+# -- formulas ------------------------------------------------------------------------
+
+def markdown_converter():
+    """Python-Markdown with the extensions mkdocs.yml lists, as MkDocs builds pages."""
+    import markdown
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))
+    names, settings = [], {}
+    for entry in config["markdown_extensions"]:
+        if isinstance(entry, dict):
+            (name, options), = entry.items()
+            names.append(name)
+            settings[name] = options or {}
+        else:
+            names.append(entry)
+    return markdown.Markdown(extensions=names, extension_configs=settings)
+
+
+FONT = DOCS / "assets" / "fonts" / "stix-two-math.woff2"
+CSS = """@font-face { font-family: "STIX Two Math"; src: url("/font.woff2") format("woff2"); }
+body { font: 16px/1.6 sans-serif; margin: 2em; }
+math { font-family: "STIX Two Math", math; font-size: 20px; }"""
+
+# id -> (LaTeX, display). Chosen for what can go wrong: accents, stretchy bars, fences.
+TRICKY = {
+    "bar": (r"\bar{A}^h_t", False),
+    "bartilde": (r"\bar{\tilde{H}}_t", False),
+    "hat": (r"\hat{Y}_t", False),
+    "norm_inline": (r"\frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta", False),
+    "norm_display": (r"g \leftarrow \frac{\theta}{\lVert g \rVert}\, g \quad \text{if } \lVert g \rVert > \theta .", True),
+    "abs": (r"\lvert V \rvert \times H", False),
+    "left_right": (r"\left( \frac{\partial h_t}{\partial h_k} \right)", True),
+    "prod": (r"\frac{\partial h_t}{\partial h_k} = \prod_{j=k+1}^{t} \operatorname{diag}\!\left(\tanh'(a_j)\right) U,", True),
+    "gru": (r"\bar{Z}_t = \bar{H}_t \odot (H_{t-1} - \tilde{H}_t), \qquad \bar{A}^h_t = \bar{\tilde{H}}_t \odot (1 - \tilde{H}_t^2),", True),
+}
+
+
+def fixture_html(formulas=TRICKY):
+    """A page with each formula in a paragraph of its own, as MathML."""
+    from generator import mathml
+
+    body = "\n".join(f'<p id="p-{key}">Text before {mathml.to_mathml(tex, display)} and after.</p>'
+                     for key, (tex, display) in formulas.items())
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Formulas</title>'
+            f"<style>{CSS}</style></head><body><main><h1>Formulas</h1>{body}</main></body></html>")
+
+
+def open_fixture(browser, page_html, font_bytes):
+    """A page at http://fixture.test/ served from memory: no server, no network."""
+    page = browser.new_page()
+
+    def handle(route):
+        url = route.request.url
+        if url == "http://fixture.test/":
+            route.fulfill(body=page_html, content_type="text/html; charset=utf-8")
+        elif url == "http://fixture.test/font.woff2" and font_bytes is not None:
+            route.fulfill(body=font_bytes, content_type="font/woff2")
+        elif url.startswith("http://fixture.test/"):
+            route.fulfill(status=404, body="")
+        else:
+            route.abort()
+
+    page.route("**/*", handle)
+    page.goto("http://fixture.test/")
+    page.evaluate("document.fonts.ready")
+    return page
+
+
+BOXES_JS = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {x: r.x, y: r.y, w: r.width, h: r.height, top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const out = {};
+  for (const p of document.querySelectorAll('p[id^="p-"]')) {
+    const math = p.querySelector('math');
+    out[p.id.slice(2)] = {
+      math: box(math),
+      movers: [...math.querySelectorAll('mover')].map((m) => ({
+        base: box(m.children[0]), mark: box(m.children[1]), char: m.children[1].textContent,
+        sizes: [m.children[0], m.children[1]].map((e) => parseFloat(getComputedStyle(e).fontSize))})),
+      bars: [...math.querySelectorAll('mo')].filter((m) => ['\\u2016', '|'].includes(m.textContent)).map(box),
+      fences: [...math.querySelectorAll('mo[fence="true"]')].map(box),
+      names: [...math.querySelectorAll('mi')].filter((m) => m.textContent === 'diag').map(box),
+      all: [...math.querySelectorAll('*')].map(box),
+      fontSize: parseFloat(getComputedStyle(math).fontSize),
+    };
+  }
+  return {boxes: out, loaded: document.fonts.check('20px "STIX Two Math"'),
+          faces: [...document.fonts].map((f) => f.family + ':' + f.status)};
+}"""
+
+
