@@ -534,28 +534,41 @@ def input_table(P):
     return table, V_ * np.arange(M)[:, None]
 
 
-def stack_step(cell, a, W_h, H_prev, C_prev, H, C, TC, RH, tmp):
+def per_step(S, name, make):
+    """The views of S's arrays that each step t reads and writes, made once per stack and
+    reused by every minibatch: a view costs about as much as a numpy operation on these
+    small arrays, and a step makes some twenty. make(t, n) gives step t's views."""
+    if name not in S.arrays:
+        S.arrays[name] = [make(t, n) for t, n in enumerate(S.active)]
+    return S.arrays[name]
+
+
+def stack_step(cell, a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp):
     """One step of the networks 0 .. n - 1: a (g, n, B, h) holds X_t W_x + b on entry and
-    the gates on return; the new state goes to H (and C), tanh(C) to TC (LSTM) and
-    R * H_prev to RH (GRU). H may be H_prev and C may be C_prev (updated in place);
-    tmp (g, n, B, h) is scratch."""
+    the gates on return, gates = tuple(a); the new state goes to H (and C), tanh(C) to TC
+    (LSTM) and R * H_prev to RH (GRU). H may be H_prev and C may be C_prev (updated in
+    place); tmp (g, n, B, h) is scratch."""
     if cell == "rnn":
         a += np.matmul(H_prev, W_h, out=tmp)  # + H_prev W_hh
-        np.tanh(a[0], out=H)  # H = tanh(..)
+        np.tanh(gates[0], out=H)  # H = tanh(..)
     elif cell == "lstm":
+        I, F, O, C_tilde = gates
         a += np.matmul(H_prev, W_h, out=tmp)  # + H_prev W_h?, the four gates in one product
-        I, F, O, C_tilde = a
-        sigmoid_(a[:3])  # I, F, O
-        np.tanh(C_tilde, out=C_tilde)  # C~
+        IFO = a[:3]
+        IFO *= 0.5  # I, F, O = sigma(..) = (1 + tanh(../2)) / 2, C~ = tanh(..):
+        np.tanh(a, out=a)  # one tanh for the four gates
+        IFO *= 0.5
+        IFO += 0.5
         IC = np.multiply(I, C_tilde, out=tmp[0])
         np.multiply(F, C_prev, out=C)  # C = F * C_prev + I * C~
         C += IC
         np.tanh(C, out=TC)
         np.multiply(O, TC, out=H)  # H = O * tanh(C)
     else:  # gru
-        Z, R, H_tilde = a
-        a[:2] += np.matmul(H_prev, W_h[:2], out=tmp[:2])  # + H_prev W_hz, + H_prev W_hr
-        sigmoid_(a[:2])  # Z, R
+        Z, R, H_tilde = gates
+        ZR = a[:2]
+        ZR += np.matmul(H_prev, W_h[:2], out=tmp[:2])  # + H_prev W_hz, + H_prev W_hr
+        sigmoid_(ZR)  # Z, R
         np.multiply(R, H_prev, out=RH)  # R * H_prev
         H_tilde += np.matmul(RH, W_h[2], out=tmp[2])  # + (R * H_prev) W_hh
         np.tanh(H_tilde, out=H_tilde)  # H~
@@ -578,11 +591,12 @@ def stack_forward(S, P, X):
     TCs = array(S, "tanh C", (T, M, B, hh), dtype)  # untouched zeros, which take no
     RHs = array(S, "R H", (M, T, B, hh), dtype)  # memory, in the cells without them)
     tmp = array(S, "scratch", (G, M, B, hh), dtype)
-    for t in range(T):
-        n = S.active[t]
-        np.take(table, X[t, :n] + rows[:n], axis=1, out=A[t, :, :n], mode="clip")
-        stack_step(S.cell, A[t, :, :n], P["W_h"][:, :n], Hs[:n, t], Cs[t, :n], Hs[:n, t + 1],
-                   Cs[t + 1, :n], TCs[t, :n], RHs[:n, t], tmp[:, :n])
+    steps = per_step(S, ("forward", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        A[t, :, :n], tuple(A[t, :, :n]), P["W_h"][:, :n], Hs[:n, t], Cs[t, :n], Hs[:n, t + 1],
+        Cs[t + 1, :n], TCs[t, :n], RHs[:n, t], tmp[:, :n], rows[:n]))
+    for t, (a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp_n, rows_n) in enumerate(steps):
+        np.take(table, X[t, :len(rows_n)] + rows_n, axis=1, out=a, mode="clip")  # X_t W_x + b
+        stack_step(S.cell, a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp_n)
     return Hs[:, T], (X, A, Hs, Cs, TCs, RHs)
 
 
@@ -592,14 +606,16 @@ def stack_last_state(S, P, X):
     table, rows = input_table(P)
     G, hh, dtype = len(table), S.hidden, table.dtype
     a, tmp = array(S, "a", (G, M, B, hh), dtype), array(S, "tmp", (G, M, B, hh), dtype)
-    H = np.zeros((M, B, hh), dtype)  # updated in place
-    C, TC, RH = np.zeros_like(H), np.empty_like(H), np.empty_like(H)
-    for t in range(T):
-        n = S.active[t]
-        np.take(table, X[t, :n] + rows[:n], axis=1, out=a[:, :n], mode="clip")
-        stack_step(S.cell, a[:, :n], P["W_h"][:, :n], H[:n], C[:n], H[:n], C[:n], TC[:n],
-                   RH[:n], tmp[:, :n])
-    return H
+    H, C = array(S, "H_t", (M, B, hh), dtype), array(S, "C_t", (M, B, hh), dtype)
+    TC, RH = array(S, "TC_t", (M, B, hh), dtype), array(S, "RH_t", (M, B, hh), dtype)
+    H[...], C[...] = 0, 0  # updated in place
+    steps = per_step(S, ("last state", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        a[:, :n], tuple(a[:, :n]), P["W_h"][:, :n], H[:n], C[:n], TC[:n], RH[:n], tmp[:, :n],
+        rows[:n]))
+    for t, (a_n, gates, W_h, H_n, C_n, TC_n, RH_n, tmp_n, rows_n) in enumerate(steps):
+        np.take(table, X[t, :len(rows_n)] + rows_n, axis=1, out=a_n, mode="clip")
+        stack_step(S.cell, a_n, gates, W_h, H_n, C_n, H_n, C_n, TC_n, RH_n, tmp_n)
+    return H.copy()
 
 
 def stack_backward(S, P, cache, dH_T, grads=None):
@@ -611,68 +627,69 @@ def stack_backward(S, P, cache, dH_T, grads=None):
     T, M, B = X.shape
     G, hh, dtype = A.shape[1], A.shape[-1], A.dtype
     dA = array(S, "dA", (G, M, T, B, hh), dtype)
-    dH, dH_prev = array(S, "dH", (M, B, hh), dtype), array(S, "dH_prev", (M, B, hh), dtype)
-    dH[...] = dH_T  # dL/dH_t, carried back through time
+    dHs = array(S, "dH", (2, M, B, hh), dtype)  # dL/dH_t and dL/dH_{t-1}, by turns
+    dHs[T % 2] = dH_T  # dL/dH_T
     dC = array(S, "dC", (M, B, hh), dtype)  # dL/dC_t (LSTM)
     dC[...] = 0
     W_h_T = P["W_h"].transpose(0, 1, 3, 2)
     tmp, one = array(S, "scratch", (G, M, B, hh), dtype), array(S, "s", (M, B, hh), dtype)
+    steps = per_step(S, ("backward", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        A[t, :, :n], tuple(A[t, :, :n]), dA[:, :n, t], tuple(dA[:, :n, t]), dHs[(t + 1) % 2, :n],
+        dHs[t % 2, :n], W_h_T[:, :n], tmp[:, :n], one[:n], Hs[:n, t], Hs[:n, t + 1],
+        Cs[t, :n], TCs[t, :n], dC[:n]))
     for t in reversed(range(T)):
-        n = S.active[t]
-        g, da, dh, w, sc, s = A[t, :, :n], dA[:, :n, t], dH[:n], W_h_T[:, :n], tmp[:, :n], one[:n]
+        g, gates, da, das, dh, dH_prev, w, sc, s, H_prev, H_t, C_prev, TC, dc = steps[t]
         if S.cell == "rnn":
-            H_t = Hs[:n, t + 1]
             np.multiply(H_t, H_t, out=s)
             np.subtract(1, s, out=s)
-            np.multiply(dh, s, out=da[0])  # da_h = dH * (1 - H^2)
-            np.matmul(da[0], w[0], out=dH_prev[:n])  # dL/dH_prev = da_h W_hh^T
+            np.multiply(dh, s, out=das[0])  # da_h = dH * (1 - H^2)
+            np.matmul(das[0], w[0], out=dH_prev)  # dL/dH_prev = da_h W_hh^T
         elif S.cell == "lstm":
-            I, F, O, C_tilde = g
-            TC, dc = TCs[t, :n], dC[:n]  # tanh(C_t); dL/dC_t
-            np.multiply(TC, TC, out=s)
+            I, F, O, C_tilde = gates
+            np.multiply(TC, TC, out=s)  # TC = tanh(C_t)
             np.subtract(1, s, out=s)
             s *= O
             s *= dh
             dc += s  # dL/dC: carried back, plus through H = O * tanh(C)
-            np.multiply(dc, C_tilde, out=da[0])  # dL/dI = dC * C~
-            np.multiply(dc, Cs[t, :n], out=da[1])  # dL/dF = dC * C_prev
-            np.multiply(dh, TC, out=da[2])  # dL/dO = dH * tanh(C)
-            np.subtract(1, g[:3], out=sc[:3])
-            sc[:3] *= g[:3]
-            da[:3] *= sc[:3]  # da_i, da_f, da_o: times sigma' = sigma (1 - sigma)
+            np.multiply(dc, C_tilde, out=das[0])  # dL/dI = dC * C~
+            np.multiply(dc, C_prev, out=das[1])  # dL/dF = dC * C_prev
+            np.multiply(dh, TC, out=das[2])  # dL/dO = dH * tanh(C)
+            IFO, sig = g[:3], sc[:3]
+            np.subtract(1, IFO, out=sig)
+            sig *= IFO
+            da[:3] *= sig  # da_i, da_f, da_o: times sigma' = sigma (1 - sigma)
             np.multiply(C_tilde, C_tilde, out=s)
             np.subtract(1, s, out=s)
             s *= I
-            np.multiply(s, dc, out=da[3])  # da_c = dL/dC~ * tanh', dL/dC~ = dC * I
+            np.multiply(s, dc, out=das[3])  # da_c = dL/dC~ * tanh', dL/dC~ = dC * I
             dc *= F  # dL/dC_prev
-            np.sum(np.matmul(da, w, out=sc), axis=0, out=dH_prev[:n])  # through all 4 gates
+            np.sum(np.matmul(da, w, out=sc), axis=0, out=dH_prev)  # through all four gates
             if t % FLUSH_EVERY == 0:
                 flush_tiny_(dc)
         else:  # gru
-            Z, R, H_tilde = g
-            H_prev = Hs[:n, t]
+            Z, R, H_tilde = gates
+            da_z, da_r, da_h = das
             np.subtract(1, Z, out=s)
             s *= dh
-            np.multiply(H_tilde, H_tilde, out=da[2])
-            np.subtract(1, da[2], out=da[2])
-            da[2] *= s  # da_h = dH * (1 - Z) * (1 - H~^2), through H~ = tanh(..)
-            dRH = np.matmul(da[2], w[2], out=sc[2])  # dL/d(R * H_prev) = da_h W_hh^T
+            np.multiply(H_tilde, H_tilde, out=da_h)
+            np.subtract(1, da_h, out=da_h)
+            da_h *= s  # da_h = dH * (1 - Z) * (1 - H~^2), through H~ = tanh(..)
+            dRH = np.matmul(da_h, w[2], out=sc[2])  # dL/d(R * H_prev) = da_h W_hh^T
             np.subtract(H_prev, H_tilde, out=s)
             s *= dh  # dL/dZ, from H = Z * H_prev + (1 - Z) * H~
-            np.subtract(1, Z, out=da[0])
-            da[0] *= Z
-            da[0] *= s  # da_z
-            np.subtract(1, R, out=da[1])
-            da[1] *= R
-            da[1] *= H_prev
-            da[1] *= dRH  # da_r = dL/d(R * H_prev) * H_prev * sigma'
+            np.subtract(1, Z, out=da_z)
+            da_z *= Z
+            da_z *= s  # da_z
+            np.subtract(1, R, out=da_r)
+            da_r *= R
+            da_r *= H_prev
+            da_r *= dRH  # da_r = dL/d(R * H_prev) * H_prev * sigma'
             dRH *= R
-            np.multiply(dh, Z, out=dH_prev[:n])  # dL/dH_prev: directly, through R * H_prev,
-            dH_prev[:n] += dRH
-            dH_prev[:n] += np.sum(np.matmul(da[:2], w[:2], out=sc[:2]), axis=0, out=s)  # gates
-        dH, dH_prev = dH_prev, dH
+            np.multiply(dh, Z, out=dH_prev)  # dL/dH_prev: directly, through R * H_prev,
+            dH_prev += dRH
+            dH_prev += np.sum(np.matmul(da[:2], w[:2], out=sc[:2]), axis=0, out=s)  # gates
         if t % FLUSH_EVERY == 0:
-            flush_tiny_(dH[:n])
+            flush_tiny_(dH_prev)
     if grads is not None:  # weight gradients: sums over steps and sequences, one product each
         for m0, m1, s0 in S.groups:  # per lag, over the steps its networks ran
             n, TB = m1 - m0, (T - s0) * B
@@ -723,7 +740,7 @@ def stack_loss_and_grads(S, P, X, Y, grads=None):
     return losses, correct
 
 
-def stack_evaluate(S, P, X, Y, chunk=128):
+def stack_evaluate(S, P, X, Y, chunk=256):
     """Mean test loss and accuracy per network, in chunks of sequences."""
     n = Y.shape[1]
     loss, acc = np.zeros(len(Y)), np.zeros(len(Y))
