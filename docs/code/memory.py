@@ -32,18 +32,18 @@ this setting: chapter 15, and the pilot that chose it (served beside this file).
 
 The file reads top to bottom: the task; the model, one network at a time (each
 cell's step forward and backward, the loss, Adam, the training loop); the same
-model batched, which trains the page's 100 networks side by side in about a
-minute (--agree trains networks both ways and compares them); what the site
-prints; the command line.
+model batched, which trains the page's 100 networks side by side (--agree
+trains networks both ways and compares them); what the site prints; the
+command line.
 
     python3 memory.py              what chapter 15 shows, in order (--task
-                                   --accuracy --curves --gradient), about a minute
+                                   --accuracy --curves --gradient), 2 to 3 minutes
     python3 memory.py --task       step 1: the task and the training setting
     python3 memory.py --accuracy   step 2: test accuracy by cell and lag, every seed
     python3 memory.py --curves     step 3: learning curves at one long lag
     python3 memory.py --gradient   step 4: the gradient reaching the first input
     python3 memory.py --row --cell lstm --forget-bias 1 --lag 50
-                                   one cell at one lag, every seed (seconds);
+                                   one cell at one lag, every seed (under a minute);
                                    --forget-bias only with --cell lstm (default 1)
     python3 memory.py --row --cell gru --lag 50 --steps 6000
                                    the same with another budget (default 1,500 steps)
@@ -1066,6 +1066,7 @@ class AccuracyRecord:
     curve_steps: list  # the steps at which every learning curve was measured
     curves: dict  # model name -> per lag, per seed, test accuracy at each of curve_steps
     seconds: float  # training time of this report (0 if already trained)
+    cpu_seconds: float  # the same in CPU time of this process
 
 
 @dataclass
@@ -1141,9 +1142,9 @@ def per_model(table, field):
 
 
 def report_accuracy(args, out):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     table = compute_all()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     out.text(f"Test accuracy after {STEPS:,} steps: mean over {SEEDS} seeds (lowest-highest). "
              f"Chance is {1 / K:.2f}.")
     out.table("accuracy", format_accuracy_table(table))
@@ -1152,7 +1153,7 @@ def report_accuracy(args, out):
     mean = {name: [float(np.mean(a)) for a in per_lag] for name, per_lag in acc.items()}
     return AccuracyRecord(list(LAGS), list(acc), 1 / K, math.log(K), acc,
                           per_model(table, "loss"), mean, table[LAGS[0]][0].curve_steps,
-                          per_model(table, "curve_accuracy"), seconds)
+                          per_model(table, "curve_accuracy"), seconds, cpu_seconds)
 
 
 def report_curves(args, out):

@@ -130,8 +130,12 @@ def seeds_learned(accuracies):
     return sum(a >= LEARNED for a in accuracies)
 
 
-def of_seeds(k, n):
-    return "no seed" if k == 0 else f"every seed" if k == n else f"{k} seeds of {n}"
+def of_seeds(k, n, verb=("", "")):
+    """'no seed', 'every seed', '2 seeds of 4', then verb[0] after one seed, verb[1]
+    after several: of_seeds(2, 4, ("learns", "learn"))."""
+    words = ("no seed" if k == 0 else "every seed" if k == n else
+             f"{k} seed{'s' if k > 1 else ''} of {n}")
+    return f"{words} {verb[0] if k in (0, 1, n) else verb[1]}".rstrip()
 
 
 @CHAPTER.block
@@ -159,7 +163,8 @@ def partial(ctx):
             f"ln 2 = {math.log(2):.3f}: they sorted the four symbols into two pairs and guess "
             f"within the right pair (telling one symbol from the other three would also give "
             f"0.50, with a loss of (3/4) ln 3 = {0.75 * math.log(3):.3f}: {found['one']} "
-            f"seeds). {found['two']} are near 0.75 with a loss near (ln 2)/2 = "
+            f"seed{'' if found['one'] == 1 else 's'} here). {found['two']} are near 0.75 with a "
+            f"loss near (ln 2)/2 = "
             f"{math.log(2) / 2:.3f}: they name two symbols and confuse the other two.")
 
 
@@ -172,7 +177,7 @@ def grid_mean(acc, name, lag):
     return acc.mean_accuracy[name][list(acc.lags).index(lag)]
 
 
-@CHAPTER.inline
+@CHAPTER.block
 def answer_gru_30(ctx):
     """Exercise 1: does the GRU learn lag 30? Its mean against its lag-20 and lag-50 means
     and against chance, in words that follow from the three numbers."""
@@ -187,12 +192,12 @@ def answer_gru_30(ctx):
     level = ("at chance" if max(accs) < chance + 0.1 else "above chance")
     every20 = seeds_learned(acc.accuracy["GRU"][list(acc.lags).index(20)]) == len(accs)
     reach = (" The GRU's reach ends between lag 20 and lag 30." if k == 0 and every20 else "")
-    return (f"**{verdict}**: {of_seeds(k, len(accs))} reaches {LEARNED:g}, and the mean test "
+    return (f"**{verdict}**: {of_seeds(k, len(accs), ('reaches', 'reach'))} {LEARNED:g}, and the mean test "
             f"accuracy, {mean:.2f}, is {where} of the GRU's {at20:.2f} at lag 20 and {at50:.2f} "
             f"at lag 50 in 15.2, and {level} ({chance:.2f}).{reach}")
 
 
-@CHAPTER.inline
+@CHAPTER.block
 def answer_bias_3(ctx):
     """Exercise 2: does b_f = 3 reach further than b_f = 2 at lag 100?"""
     acc = ctx.record("--accuracy")
@@ -200,12 +205,12 @@ def answer_bias_3(ctx):
     k3 = seeds_learned(accs)
     k2 = seeds_learned(acc.accuracy["LSTM b_f=2"][list(acc.lags).index(100)])
     verdict = "Yes" if k3 > k2 else "No" if k3 < k2 else "Not in this budget"
-    return (f"**{verdict}**: with $b_f$ = 3, {of_seeds(k3, len(accs))} learns lag 100 (mean "
+    return (f"**{verdict}**: with $b_f$ = 3, {of_seeds(k3, len(accs), ('learns', 'learn'))} lag 100 (mean "
             f"{row.mean_accuracy:.2f}); with $b_f$ = 2, {of_seeds(k2, len(accs))} did (mean "
             f"{grid_mean(acc, 'LSTM b_f=2', 100):.2f}, 15.2).")
 
 
-@CHAPTER.inline
+@CHAPTER.block
 def answer_budget(ctx):
     """Exercise 3: do four times the steps rescue the plain RNN at lag 20?"""
     acc = ctx.record("--accuracy")
@@ -217,7 +222,7 @@ def answer_budget(ctx):
     verdict = ("Partly" if 0 < k_long < len(accs) else "Yes" if k_long == len(accs) else "No")
     rest = (f" {pairs} of the others {'sits' if pairs == 1 else 'sit'} at 0.50 with a loss of "
             f"ln 2: two pairs (15.2)." if pairs else "")
-    return (f"**{verdict}**: after {row.steps:,} steps {of_seeds(k_long, len(accs))} has learned "
+    return (f"**{verdict}**: after {row.steps:,} steps {of_seeds(k_long, len(accs), ('has', 'have'))} learned "
             f"lag 20 (after {acc.curve_steps[-1]:,}, {of_seeds(k_grid, len(accs))}); mean test "
             f"accuracy {row.mean_accuracy:.2f} against {grid_mean(acc, 'plain RNN', 20):.2f}."
             f"{rest}")
@@ -226,5 +231,5 @@ def answer_budget(ctx):
 @CHAPTER.inline
 def runtime(ctx):
     """How long `python3 memory.py` trains, from the build's own run, in minutes."""
-    seconds = ctx.record("--accuracy").seconds
-    return f"about {max(1, round(seconds / 60))} minute{'s' if round(seconds / 60) > 1 else ''}"
+    minutes = max(1, round(ctx.record("--accuracy").cpu_seconds / 60))
+    return f"about {minutes} minute{'s' if minutes > 1 else ''}"
