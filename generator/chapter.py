@@ -33,7 +33,8 @@ GENERATOR = Path(__file__).resolve().parent
 CHAPTERS = GENERATOR / "chapters"
 
 # What a chapter module may register, and where its marker may stand.
-PRODUCER_KINDS = {"figure": "block", "diagram": "block", "block": "block", "inline": "inline"}
+PRODUCER_KINDS = {"figure": "block", "diagram": "block", "widget": "block", "block": "block",
+                  "inline": "inline"}
 
 
 class GeneratorError(Exception):
@@ -81,6 +82,11 @@ class Chapter:
     def diagram(self, func):
         """A drawing of a cell, inline SVG that follows the theme."""
         return self._register("diagram", func)
+
+    def widget(self, func):
+        """An interactive figure: the function returns ctx.widget(kind, data)
+        (docs/building.md, "Interactive figures")."""
+        return self._register("widget", func)
 
     def block(self, func):
         """Any other block of markdown."""

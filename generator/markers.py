@@ -9,6 +9,7 @@ What a script prints, named by the command that prints it (any page):
 What the page's chapter module draws (generator/chapters/<page>.py):
 
     <!-- gen figure decay -->     a plot        <!-- gen diagram lstm_cell -->  a cell drawing
+    <!-- gen widget decay_widget -->  an interactive figure (added by JavaScript; none without)
     <!-- gen block timing -->     any block     <!-- gen inline setup -->       inline text
 
 A table, an output, a figure, a diagram and a block stand alone on their line;
@@ -48,7 +49,7 @@ PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_
 EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
             "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
             "<!-- gen output from SCRIPT.py [FLAGS] -->, or "
-            "<!-- gen figure|diagram|block|inline NAME -->")
+            "<!-- gen figure|diagram|widget|block|inline NAME -->")
 
 
 @dataclass(frozen=True)
