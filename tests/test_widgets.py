@@ -32,7 +32,8 @@ pytestmark = pytest.mark.browser
 BASE = urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]).path.strip("/")
 PHONE = {"width": 390, "height": 844}
 AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
-AXE_RUN_JS = """async (selector) => await axe.run(selector ? {include: [selector]} : document,
+AXE_RUN_JS = """async () => await axe.run(
+  {include: [['.rw-widget'], ['section.command-output'], ['figure.diagram']]},
   {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
 WIDGET_FILES = ("/assets/widgets/", "/widgets/")  # the code and the data of the widgets
 
@@ -107,8 +108,25 @@ class Tab:
         self.context.close()
 
 
+@pytest.fixture(scope="module")
+def shared(browser, server):
+    """shared(path): one light 1280 px page per chapter for the tests that only set a
+    widget and read it (each sets every control it reads); opened once."""
+    opened = {}
+
+    def get(path):
+        if path not in opened:
+            opened[path] = Tab(browser, server, path)
+        return opened[path]
+
+    yield get
+    for t in opened.values():
+        t.close()
+
+
 @pytest.fixture
 def tab(browser, server):
+    """tab(path, **context): a page in a context of its own (a phone, no JavaScript, ...)."""
     opened = []
 
     def open_tab(path, **context):
@@ -128,6 +146,27 @@ def move(host, control, index):
         index)
 
 
+SWEEP_JS = """(host, settings) => settings.map((setting) => {
+  for (const [control, index] of Object.entries(setting)) {
+    const el = host.querySelector(`input[data-control="${control}"]`);
+    el.value = index;
+    el.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  const out = {};
+  host.querySelectorAll('[data-value]').forEach((n) => { out[n.dataset.value] = n.textContent; });
+  host.querySelectorAll('input[data-control]').forEach((n) => {
+    out[n.dataset.control] = n.getAttribute('aria-valuetext'); });
+  return out;
+})"""
+
+
+def sweep(host, settings):
+    """Move the sliders to each setting ({control: index}) in turn, as move() does, and
+    read what the widget shows there: [{data-value or control: text}]. In one call, so
+    that a grid of 55 settings takes a moment."""
+    return host.evaluate(SWEEP_JS, settings)
+
+
 def shown(host, name):
     return host.locator(f'[data-value="{name}"]').inner_text()
 
@@ -139,27 +178,27 @@ def data_of(name):
 
 # -- chapter 12: the decay ---------------------------------------------------------------
 
-def test_decay_shows_the_decay_table_at_its_factors_and_distances(tab):
+def test_decay_shows_the_decay_table_at_its_factors_and_distances(shared):
     decay = tables("rnn.py", "--vanish")[0]  # distance, factor 0.5, ..., factor 1.2
     factors = [float(h.split()[-1]) for h in decay[0][1:]]
-    t = tab("ch12-rnn/")
+    t = shared("ch12-rnn/")
     host = t.widget("decay_widget")
-    assert shown(host, "power") == decay[[r[0] for r in decay].index("47")][1], \
-        "the widget does not start at the 47-word example, factor 0.5"
-    for row in decay[1:]:
-        k = int(row[0])
-        move(host, "distance", k)
-        for factor, cell in zip(factors, row[1:]):
-            move(host, "param", round(factor * 100) - 1)  # the slider's 0.01, 0.02, ...
-            assert shown(host, "power") == cell, f"factor {factor} at distance {k}"
+    starts = [host.locator(f'input[data-control="{c}"]').get_attribute("value")
+              for c in ("param", "distance")]
+    assert starts == ["49", "47"], "the widget does not start at the 47-word example, 0.5^47"
+    settings = [{"distance": int(row[0]), "param": round(f * 100) - 1}  # 0.01, 0.02, ...
+                for row in decay[1:] for f in factors]
+    expected = [cell for row in decay[1:] for cell in row[1:]]
+    got = [seen["power"] for seen in sweep(host, settings)]
+    assert got == expected, [(s, g, e) for s, g, e in zip(settings, got, expected) if g != e]
     t.check_clean()
 
 
 @pytest.mark.parametrize("hundredths,k", [(1, 0), (1, 100), (37, 13), (93, 47), (101, 99),
                                           (150, 100)])
-def test_decay_between_the_tables_columns_is_factor_to_the_k(tab, hundredths, k):
+def test_decay_between_the_tables_columns_is_factor_to_the_k(shared, hundredths, k):
     """No command prints factor 0.93; Python's own power, formatted as the script does."""
-    t = tab("ch12-rnn/")
+    t = shared("ch12-rnn/")
     host = t.widget("decay_widget")
     move(host, "param", hundredths - 1)
     move(host, "distance", k)
@@ -169,21 +208,19 @@ def test_decay_between_the_tables_columns_is_factor_to_the_k(tab, hundredths, k)
 
 # -- chapter 12: the measured Jacobian over the grid -----------------------------------
 
-def test_every_position_of_the_scales_sliders_is_a_cell_of_rnn_py_scales(tab):
+def test_every_position_of_the_scales_sliders_is_a_cell_of_rnn_py_scales(shared):
     table = tables("rnn.py", "--scales")[0]
     header, rows = table[0], table[1:]
-    t = tab("ch12-rnn/")
+    t = shared("ch12-rnn/")
     host = t.widget("scales_widget")
-    assert host.locator('input[data-control="axis0"]').input_value() == "6"  # rho = 1.1
-    for j in range(len(header) - 2):
-        move(host, "axis1", j)
-        for i, row in enumerate(rows):
-            move(host, "axis0", i)
-            seen = (host.locator('input[data-control="axis0"]').get_attribute("aria-valuetext"),
-                    host.locator('input[data-control="axis1"]').get_attribute("aria-valuetext"))
-            assert seen == (f"spectral radius {row[0]}", header[2 + j]), seen
-            assert (shown(host, "n0"), shown(host, "n1")) == (row[2 + j], row[1]), \
-                f"rho {row[0]}, {header[2 + j]}"
+    assert host.locator('input[data-control="axis0"]').get_attribute("value") == "6"  # 1.1
+    settings = [{"axis0": i, "axis1": j} for j in range(len(header) - 2) for i in range(len(rows))]
+    expected = [{"axis0": f"spectral radius {rows[i][0]}", "axis1": header[2 + j],
+                 "n0": rows[i][2 + j], "n1": rows[i][1]} for j in range(len(header) - 2)
+                for i in range(len(rows))]
+    got = sweep(host, settings)
+    wrong = [(e, g) for e, g in zip(expected, got) if g != e]
+    assert not wrong, f"{len(wrong)} of {len(got)} settings differ, first: {wrong[0]}"
     t.check_clean()
 
 
@@ -203,7 +240,7 @@ def test_the_scales_curves_are_the_measured_ones(scale):
         assert math.isclose(curve[-1] ** (1 / 100), float(row[4]), abs_tol=2e-4), (scale, row)
 
 
-def test_the_scales_widget_starts_at_the_figure_above(tab):
+def test_the_scales_widget_starts_at_the_figure_above(shared):
     """At its default setting the faint curves are the plot's: --measure's radii at its
     input scale, the same networks."""
     data = data_of("scales_widget")
@@ -211,7 +248,7 @@ def test_the_scales_widget_starts_at_the_figure_above(tab):
     radii = data["axes"][0]["values"]
     assert [radii[i] for i in data["context"]["indices"]] == [float(r[0]) for r in measure[1:]]
     assert data["axes"][1]["values"][data["axes"][1]["index"]] == 1.0
-    t = tab("ch12-rnn/")
+    t = shared("ch12-rnn/")
     host = t.widget("scales_widget")
     drawn = host.locator("path.rw-line").evaluate_all("ps => ps.map((p) => p.getAttribute('class'))")
     assert drawn.count("rw-line rw-ref") == len(measure) - 1
@@ -221,28 +258,28 @@ def test_the_scales_widget_starts_at_the_figure_above(tab):
 
 # -- chapter 13: the forget-gate bias ------------------------------------------------------
 
-def test_bias_shows_the_bias_table(tab):
+def test_bias_shows_the_bias_table(shared):
     table = tables("gated.py", "--bias")[0]  # b_f, f = sigma(b_f), f^10, f^47, f^100
     powers = [int(h.split("^")[-1]) for h in table[0][2:]]  # f^10: printed, not typeset
-    t = tab("ch13-gated/")
+    t = shared("ch13-gated/")
     host = t.widget("bias_widget")
     biases = data_of("bias_widget")["param"]["values"]  # where the slider's positions are
-    for row in table[1:]:
-        move(host, "param", biases.index(float(row[0])))
-        for k, cell in zip(powers, row[2:]):
-            move(host, "distance", k)
-            assert (shown(host, "factor"), shown(host, "power")) == (row[1], cell), (row[0], k)
+    settings = [{"param": biases.index(float(row[0])), "distance": k}
+                for row in table[1:] for k in powers]
+    expected = [{"factor": row[1], "power": cell} for row in table[1:] for cell in row[2:]]
+    got = [{"factor": g["factor"], "power": g["power"]} for g in sweep(host, settings)]
+    assert got == expected, [(s, g, e) for s, g, e in zip(settings, got, expected) if g != e]
     t.check_clean()
 
 
 @pytest.mark.parametrize("b", ["-2", "-1.5", "0.3", "4.2", "6"])
-def test_bias_anywhere_is_the_forget_gate_of_a_step_with_no_input(tab, b):
+def test_bias_anywhere_is_the_forget_gate_of_a_step_with_no_input(shared, b):
     """sigma(b) as gated.py prints it: the forget gate of a step whose q is zero."""
     lstm = tables("gated.py", "--step", f"--forget-bias={b}", "--h-prev", "0,0", "--x-t", "0,0")[1]
     f = next(row[-1] for row in lstm if row[0] == "forget f")
     unit = re.fullmatch(r"\(\+(\d\.\d{4}), \+\1\)", f)
     assert unit, f
-    t = tab("ch13-gated/")
+    t = shared("ch13-gated/")
     host = t.widget("bias_widget")
     biases = data_of("bias_widget")["param"]["values"]
     move(host, "param", biases.index(float(b)))
@@ -268,8 +305,15 @@ def page_step_tables(page, command):
 
 def chips(page, figure, key):
     """A value chip of a step diagram, as the tables write it: (+0.7311, +0.6900)."""
-    texts = page.locator(f'#{figure} g[data-key="{key}"] text.dg-num').all_inner_texts()
+    texts = page.locator(f'#{figure} g[data-key="{key}"] text.dg-num').all_text_contents()
     return "(" + ", ".join(t.replace("\u2212", "-") for t in texts) + ")"
+
+
+def step_widget(t):
+    """The step widget of the shared page, back at the page's step."""
+    host = t.widget("step_widget")
+    host.get_by_role("button", name="Back to the page\u2019s step").click()
+    return host
 
 
 def type_inputs(host, values):
@@ -304,11 +348,14 @@ STEP_CASES = {
 
 
 @pytest.mark.parametrize("case", list(STEP_CASES))
-def test_the_step_tables_and_diagrams_are_what_the_command_prints(tab, case):
+def test_the_step_tables_and_diagrams_are_what_the_command_prints(shared, case):
     values = STEP_CASES[case]
     command, want = expected_step(values)
-    t = tab("ch13-gated/")
-    host = t.widget("step_widget")
+    t = shared("ch13-gated/")
+    host = step_widget(t)
+    # what it keeps up to date: 4 + 6 + 3 + 4 + 4 table rows, 11 + 6 vectors on the two
+    # diagrams (two numbers each), and the same 17 in the diagrams' descriptions
+    assert host.locator("figure").get_attribute("data-bound") == "21 34 17"
     type_inputs(host, values)
     assert host.locator("[data-command]").inner_text() == "$ " + command
     got = page_step_tables(t.page, command)
@@ -337,11 +384,11 @@ BAD = [("", "empty"), ("abc", "not a number"), ("12", "out of range"), ("-10.5",
 
 
 @pytest.mark.parametrize("text,says", BAD)
-def test_bad_input_says_so_and_keeps_the_last_good_step(tab, text, says):
+def test_bad_input_says_so_and_keeps_the_last_good_step(shared, text, says):
     good = {"x_t": ["0.2", "-0.3"]}
     command, want = expected_step(good)
-    t = tab("ch13-gated/")
-    host = t.widget("step_widget")
+    t = shared("ch13-gated/")
+    host = step_widget(t)
     type_inputs(host, good)
     field = host.locator('input[data-input="x_t.1"]')
     field.fill(text)
@@ -428,11 +475,11 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
     assert t.page.locator("body").get_attribute("data-md-color-scheme") == \
         {"light": "default", "dark": "slate"}[theme]
     t.page.add_script_tag(content=AXE_JS)
-    for selector in (".rw-widget", "section.command-output", "figure.diagram"):
-        result = t.page.evaluate(AXE_RUN_JS, selector)
-        bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-               for v in result["violations"]]
-        assert not bad, f"/{page_path} ({theme}), {selector}: {bad}"
+    result = t.page.evaluate(AXE_RUN_JS)  # the widgets, and what they change
+    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+           for v in result["violations"]]
+    assert not bad, f"/{page_path} ({theme}): {bad}"
+    assert result["passes"], "axe checked nothing"
     t.check_clean()
 
 

@@ -190,7 +190,8 @@ RW.define("cellstep", function (figure, d, kit) {
   figure.appendChild(el("div", { "class": "rw-actions" }, [reset, el("span", {}, [shown, " " + d.prints])]));
   figure.appendChild(el("figcaption", { html: d.note }));
   shown.textContent = "$ " + d.command;
-  figure.setAttribute("data-bound", cells.length + " " + chips.length + " " +
-                      descs.reduce(function (n, x) { return n + x.pieces.length; }, 0));
+  figure.setAttribute("data-bound", [cells.length, chips.length, descs.reduce(function (n, x) {
+    return n + x.pieces.filter(function (p) { return typeof p !== "string"; }).length;
+  }, 0)].join(" "));  // what it found to keep up to date: table cells, chip numbers, vectors in descs
   announce = kit.live(figure);
 });

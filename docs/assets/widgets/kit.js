@@ -196,11 +196,11 @@
     var clip = uid("rw-clip");
     var box = svg("svg", { role: "img", "class": "rw-svg", focusable: "false" });
     root.appendChild(box);
-    var spec = null, drawnWidth = 0;
+    var spec = null, width = 0, drawnWidth = 0;  // width: the column's, as last observed
 
     function render() {
       if (!spec) return;
-      var W = Math.max(260, Math.round(root.clientWidth || 640));
+      var W = Math.max(260, Math.round(width || root.clientWidth || 640));
       var phone = W < 520;
       var H = o.height || (phone ? 250 : 300);
       var L = phone ? 46 : 56, R = 12, T = 28, B = 44;  // the y label sits above the plot
@@ -272,9 +272,10 @@
       });
     }
 
-    if (window.ResizeObserver) {
-      new ResizeObserver(function () {
-        if (Math.round(root.clientWidth) !== drawnWidth) render();
+    if (window.ResizeObserver) {  // redrawn at the new width; never measured while drawing
+      new ResizeObserver(function (entries) {
+        width = entries[0].contentRect.width;
+        if (Math.max(260, Math.round(width)) !== drawnWidth) render();
       }).observe(root);
     }
     return { root: root, draw: function (s) { spec = s; render(); } };
