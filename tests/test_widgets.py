@@ -370,6 +370,8 @@ def test_the_step_tables_and_diagrams_are_what_the_command_prints(shared, case):
     gru.update(h_prev=want["weights"][0], x_t=want["weights"][2])
     for key, value in gru.items():
         assert chips(t.page, "gru-step", key) == value, f"the GRU diagram's {key}"
+    assert [shown(host, v) for v in ("f", "C_t", "h_t", "gru_h_t")] == \
+        [rows["f"], rows["C_t"], rows["h_t"], gru["h_t"]], "the widget's own summary"
     desc = t.page.locator("#lstm-step desc").text_content()
     assert f"f_t = {rows['f']}" in desc and f"h_t = {rows['h_t']}" in desc, desc
     host.get_by_role("button", name="Back to the page\u2019s step").click()
@@ -497,10 +499,9 @@ def test_sliders_work_by_keyboard_with_labels_and_spoken_values(tab):
     assert shown(host, "power") == f"{0.51 ** 46:.3e}"
     distance.press("Home")
     assert shown(host, "power") == "1.000e+00" and distance.get_attribute("aria-valuetext") == "0 steps"
-    status = host.locator('[role="status"]')
-    t.page.wait_for_function("(el) => el.textContent.includes('to the power 0')",
-                             arg=status.element_handle(), timeout=3000)
-    assert "0.51" in status.text_content()
+    status = host.locator('[role="status"]')  # once the keys pause
+    t.page.wait_for_function("(el) => el.textContent === '0.51 to the power 0: 1.000'",
+                             arg=status.element_handle(), timeout=5000)
     t.check_clean()
 
 
@@ -517,10 +518,9 @@ def test_fields_work_by_keyboard_and_announce_the_step(tab):
     assert t.page.evaluate("document.activeElement.dataset.input") == "x_t.1"
     command, want = expected_step({"x_t": ["0.2", "-0.3"]})
     assert sorted(page_step_tables(t.page, command)) == sorted(want.values())
-    status = host.locator('[role="status"]')
-    t.page.wait_for_function("(el) => el.textContent.startsWith('forget gate')",
-                             arg=status.element_handle(), timeout=3000)
-    assert want["lstm"][0] in status.text_content()
+    status = host.locator('[role="status"]')  # once typing pauses, the new forget gate
+    t.page.wait_for_function("([el, f]) => el.textContent.startsWith('forget gate ' + f)",
+                             arg=[status.element_handle(), want["lstm"][0]], timeout=5000)
     t.check_clean()
 
 

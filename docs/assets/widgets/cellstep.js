@@ -123,6 +123,19 @@ RW.define("cellstep", function (figure, d, kit) {
     });
     labels.forEach(function (code) { code.textContent = "$ " + command; });
     shown.textContent = "$ " + command;
+    summary(s);
+  }
+
+  var readout = el("p", { "class": "rw-readout" });
+  function summary(s) {  // the step at a glance, for a reader who cannot see the tables now
+    readout.textContent = "";
+    [["LSTM: ", "f", s.lstm.f], [", ", "C_t", s.lstm.C_t], [", ", "h_t", s.lstm.h_t],
+     ["; GRU: ", "h_t", s.gru.h_t]].forEach(function (part, n) {
+      var name = part[1].split("_");
+      readout.append(part[0], el("i", { text: name[0] }), name[1] ? el("sub", { text: name[1] }) : "",
+                     " = ", el("span", { "class": "rw-number", "data-value": ["f", "C_t", "h_t", "gru_h_t"][n],
+                                         text: fmt.vec(part[2]) }));
+    });
   }
 
   // -- the form -------------------------------------------------------------------
@@ -187,9 +200,11 @@ RW.define("cellstep", function (figure, d, kit) {
   figure.appendChild(el("p", { html: d.intro }));
   figure.appendChild(el("div", { "class": "rw-fields" }, sets));
   figure.appendChild(message);
+  figure.appendChild(readout);
   figure.appendChild(el("div", { "class": "rw-actions" }, [reset, el("span", {}, [shown, " " + d.prints])]));
   figure.appendChild(el("figcaption", { html: d.note }));
   shown.textContent = "$ " + d.command;
+  summary(step(values("h_prev"), values("C_prev"), values("x_t"), values("b_f")[0]));
   figure.setAttribute("data-bound", [cells.length, chips.length, descs.reduce(function (n, x) {
     return n + x.pieces.filter(function (p) { return typeof p !== "string"; }).length;
   }, 0)].join(" "));  // what it found to keep up to date: table cells, chip numbers, vectors in descs
