@@ -142,6 +142,7 @@ def decay_widget(ctx):
         "y": {**_decades([v for curve in decay.curves for v in curve]), "log": True,
               "label": "factor^k"},
         "line_label": "factor",
+        "legend": "the factor you set",
         "caption": "Computed in your browser as <code>rnn.py --vanish</code> computes it: at the "
                    "table's factors and distances these are the table's numbers. At k = "
                    f"{vanish.distance} it is the 47-word example.",

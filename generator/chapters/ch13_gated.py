@@ -170,8 +170,8 @@ def bias_widget(ctx):
     curves = [v for r in rows for v in r.curve]
     return ctx.widget("powers", {
         "title": "The forget-gate bias, moved by hand",
-        "param": {"label": "forget-gate bias b_f", "values": biases, "index": biases.index(1.0),
-                  "digits": 1},
+        "param": {"label": "forget-gate bias", "html": "forget-gate bias <i>b</i><sub>f</sub>",
+                  "values": biases, "index": biases.index(1.0), "digits": 1},
         "sigmoid": True,
         "distance": {"label": "distance k (steps)", "values": distances,
                      "index": distances.index(bias.distance)},
@@ -180,7 +180,8 @@ def bias_widget(ctx):
         "x": {"min": distances[0], "max": distances[-1], "label": "distance k (steps)"},
         "y": {"min": 10.0 ** (math.floor(math.log10(min(curves))) - 1), "max": 10.0, "log": True,
               "label": "\u03c3(b_f)^k"},
-        "line_label": "b_f =",
+        "line_label": "forget-gate bias",
+        "legend": "the bias you set",
         "caption": "Computed in your browser as <code>gated.py --bias</code> computes it: at "
                    "the table's biases and distances these are the table's numbers. "
                    "\u03c3(<i>b</i><sub>f</sub>) is also the forget gate of "

@@ -5,16 +5,17 @@
 
    data (generator/chapters/ch12_rnn.py's scales_widget writes it):
      title, caption, command     text; command is what prints the numbers
-     axes [{label, name, values, index, digits}]   one slider each (digits: shown with
-                                 that many decimals; without, as Python's :g)
+     axes [{label, name, name_spoken, values, index, digits}]   one slider each (digits:
+                                 shown with that many decimals; without, as Python's :g)
      cells[i][j]                 at axes[0].values[i], axes[1].values[j]: {lines: [[y...]],
                                  numbers: [...], y: {min, max}}
      rows[i]                     optional: {lines: [[y...]]}, drawn at every j of row i
-     numbers [{html}]            what each of a cell's numbers is (its format: sci3)
+     numbers [{html, spoken}]    what each of a cell's numbers is (its format: sci3)
      styles {cell: [cls], row: [cls]}   the classes of the cells' and rows' lines
      context {indices, label}    faint: the first line of cell (i, j) for these i, the
                                  figure above at this setting of the other axis
-     legend [{cls, text}], x {min, max, label}, y {log, label}, mark (an x to mark) */
+     legend [{cls, text or html}], x {min, max, label}, y {log, label}, mark (an x to
+     mark), chart_label (the chart's description, before the setting) */
 RW.define("grid", function (figure, d, kit) {
   "use strict";
   var el = kit.el, fmt = kit.fmt;

@@ -5,13 +5,14 @@
 
    data (written by the chapter module; generator/chapters/ch12_rnn.py's decay_widget):
      title, caption          text (caption may hold inline markup)
-     param {label, values, index, digits}   the slider: the factor, or b_f
+     param {label, html, values, index, digits}   the slider: the factor, or b_f (label:
+                             plain, for aria-valuetext; html, optional, what the page shows)
      sigmoid                 true: the factor is sigma(param), shown with 4 decimals
-     factor_label            "factor" or "\u03c3(b_f)": how the readout names the factor
      distance {label, values, index}
      reference {values, label}   the curves of the figure above, drawn faintly
      x {min, max, label}, y {min, max, log, label}
-     line_label              the legend of the reader's curve */
+     line_label, legend      the reader's curve, as the chart's description and the legend
+                             name it */
 RW.define("powers", function (figure, d, kit) {
   "use strict";
   var el = kit.el, fmt = kit.fmt;
@@ -54,7 +55,7 @@ RW.define("powers", function (figure, d, kit) {
   }
 
   var param = kit.slider({
-    label: d.param.label, values: d.param.values, index: d.param.index, text: paramText,
+    label: d.param.html ? el("span", { html: d.param.html }) : d.param.label, values: d.param.values, index: d.param.index, text: paramText,
     spoken: function (p) { return d.param.label + " " + paramText(p); }, onInput: update
   });
   var distance = kit.slider({
@@ -69,7 +70,7 @@ RW.define("powers", function (figure, d, kit) {
   figure.appendChild(readout);
   figure.appendChild(chart.root);
   figure.appendChild(kit.legend([
-    { cls: "rw-main", text: d.line_label },
+    { cls: "rw-main", text: d.legend },
     { cls: "rw-mark", text: "the value at k" },
     { cls: "rw-ref", text: d.reference.label }
   ]));
