@@ -126,10 +126,12 @@
   }
 
   // o: label, name (in messages), text (the starting text), min, max, maxLength,
-  // message (the element that shows what is wrong), onValue(value, text), onError(message).
+  // message (the element whose id aria-describedby names), onChange() (after every edit:
+  // read field.error(), or field.value() and field.text(), the last good ones).
   function numberField(o) {
     var id = uid("rw-field");
-    var input = el("input", { type: "text", id: id, inputmode: "decimal", autocomplete: "off",
+    // no inputmode="decimal": some phones' decimal pads have no minus sign
+    var input = el("input", { type: "text", id: id, autocomplete: "off",
                               spellcheck: "false", value: o.text, size: 7,
                               "aria-describedby": o.message.id });
     var good = readNumber(o.text, o);
