@@ -64,8 +64,10 @@ COMMENT = re.compile(r"<!--.*?-->", re.S)
 INVISIBLE = set("\u2061\u2062\u2063\u2064\u200B\u200C\u200D\u2060\uFEFF") | {" ", "\t", "\n", "\r"}
 
 
-def _italic(ch):
-    """The mathematical italic form a browser uses for `ch` in a one-letter <mi>, or None."""
+def italic(ch):
+    """The mathematical italic form a browser draws for `ch` in a one-letter <mi> (CSS
+    text-transform: math-auto), or None. The one map of letter to italic: the MathML hook
+    and the diagrams (generator/diagrams.py) use it too."""
     o = ord(ch)
     if ch == "h":
         return "\u210E"  # PLANCK CONSTANT: the italic h outside the mathematical block
@@ -117,7 +119,7 @@ def needed_characters(used):
     """The characters the subset keeps for pages whose formulas use `used`: those,
     the mathematical italic form of each letter among them, digits and spaces."""
     chars = set(used) | BASE
-    chars |= {italic for italic in map(_italic, list(chars)) if italic}
+    chars |= {italic for italic in map(italic, list(chars)) if italic}
     return {c for c in chars if c not in INVISIBLE or c == " "}
 
 
