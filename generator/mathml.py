@@ -36,6 +36,7 @@ dot operator", not "element-wise times"; ⊤ is "down tack", not "transpose"; �
 import html
 import re
 import unicodedata
+import xml.etree.ElementTree as ET
 from xml.etree.ElementTree import Element, tostring
 
 from latex2mathml.converter import convert_to_element
@@ -332,6 +333,49 @@ def display_parts(tex):
     return [p.strip() for p in parts if p.strip()]
 
 
+def readable(element):
+    """A formula as the search index shows it: h<sub>t−1</sub>, σ(b<sub>f</sub>),
+    (−1/√H, 1/√H), C̃<sub>t</sub> (Material's index keeps <sub> and <sup>)."""
+    tag, kids = element.tag, list(element)
+    if tag in ("mi", "mn", "mo", "mtext"):
+        text = element.text or ""
+        return html.escape(f" {text} " if tag == "mo" and text in BINARY else
+                           text + " " if text == "," else text)
+    if tag in ("msub", "msup", "msubsup", "munder", "mover", "munderover"):
+        if element.get("accent") == "true":
+            return readable(kids[0]) + {"\u00AF": "\u0304", "\u02DC": "\u0303"}.get(
+                kids[1].text, "\u0302")
+        sub = kids[1] if tag in ("msub", "msubsup", "munder", "munderover") else None
+        sup = kids[-1] if tag not in ("msub", "munder") else None
+        tight = lambda e: readable(e).replace(" ", "")  # noqa: E731
+        return (readable(kids[0]) + (f"<sub>{tight(sub)}</sub>" if sub is not None else "")
+                + (f"<sup>{tight(sup)}</sup>" if sup is not None else ""))
+    if tag == "mfrac":
+        return "/".join(_grouped(kid) for kid in kids)
+    if tag == "msqrt":
+        return "\u221A" + _grouped(kids[0] if len(kids) == 1 else element[0])
+    if tag == "mspace":
+        return " " if "-" not in element.get("style", "") else ""
+    return "".join(readable(kid) for kid in kids)
+
+
+BINARY = {"=", "+", "\u2212", "\u2299", "\u00D7", "\u2264", "\u2248", "\u2190", "\u2192", "<", ">"}
+
+
+def _grouped(element):
+    text = readable(element)
+    return text if len(element) == 0 or element.tag in ("msub", "msup") else f"({text})"
+
+
+def search_text(html_text):
+    """The page as the search index reads it: each <math> as its readable text."""
+    def one(match):  # a minus after an opening or an operator is a sign: no spaces
+        text = readable(ET.fromstring(match.group(0))).strip()
+        return re.sub(r"(^|[(\[=] ?) \u2212 ", "\\1\u2212", text)
+
+    return re.sub(r"<math\b.*?</math>", one, html_text, flags=re.S)
+
+
 def convert_page(html_text, where="page"):
     """Every arithmatex formula in `html_text` replaced by MathML (pure; raises MathError)."""
 
@@ -354,8 +398,20 @@ def convert_page(html_text, where="page"):
     return out
 
 
+_PAGES = {}  # src_uri -> the page's content with MathML, while the search plugin reads it
+
+
 def on_page_content(html_text, page, **kwargs):
+    """The page with MathML; Material's search plugin, whose on_page_context runs before
+    this hook's (MkDocs runs hooks after plugins), indexes it with readable formulas."""
     try:
-        return convert_page(html_text, page.file.src_uri)
+        content = convert_page(html_text, page.file.src_uri)
     except MathError as exc:
         raise PluginError(str(exc)) from exc
+    _PAGES[page.file.src_uri] = content
+    return search_text(content)
+
+
+def on_page_context(context, page, **kwargs):
+    page.content = _PAGES.pop(page.file.src_uri, page.content)
+    return context
