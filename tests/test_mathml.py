@@ -360,3 +360,25 @@ def test_math_is_named_by_its_label_in_the_accessibility_tree(rendered):
              if n.get("role", {}).get("value") in ("math", "MathMLMath")]
     expected = [ET.fromstring(to_mathml(tex, d)).get("aria-label") for tex, d in TRICKY.values()]
     assert names == expected and any(expected) and not all(expected)
+
+
+# --- search -------------------------------------------------------------------------
+
+def test_search_reads_formulas_as_text_with_real_scripts():
+    interval, gate = to_mathml(r"(-1/\sqrt{H}, 1/\sqrt{H})"), to_mathml(r"\sigma(b_f)")
+    page = f"<p>In {interval} and {gate}.</p>"
+    assert mathml.search_text(page) == ("<p>In (\u22121/\u221aH, 1/\u221aH) and "
+                                        "\u03c3(b<sub>f</sub>).</p>")
+    assert mathml.search_text(to_mathml(r"\tilde{C}_t = f_t \odot C_{t-1}")) == (
+        "C\u0303<sub>t</sub> = f<sub>t</sub> \u2299 C<sub>t\u22121</sub>")
+
+
+def test_the_built_search_index_has_readable_formulas_and_the_pages_keep_mathml(site):
+    import json
+
+    docs = json.loads((site / "search" / "search_index.json").read_text("utf-8"))["docs"]
+    text = " ".join(d["text"] for d in docs)
+    assert "(\u22121/\u221aH, 1/\u221aH)" in text and "\u03c3(b<sub>f</sub>)" in text
+    assert "(\u22121/H,1/H)" not in text and "\u03c3(bf)" not in text and "<math" not in text
+    chapter = (site / "ch13-gated" / "index.html").read_text("utf-8")
+    assert chapter.count("<math") > 100 and "\u03c3(b<sub>f</sub>)" not in chapter
