@@ -27,8 +27,10 @@ def lstm_step(ctx):
 @CHAPTER.diagram
 def gru_step(ctx):
     step, inputs = _step(ctx)
+    # gated.py's record is in Chung et al.'s convention (1 - z keeps the state); when it
+    # moves to d2l's (z keeps it), drop convention= here: d2l's is the default.
     return diagrams.gru_cell({**step.gru.plain(), "h_prev": inputs["h_prev"],
-                              "x_t": inputs["x_t"]}, notation="ch13", id_prefix="gru-step")
+                              "x_t": inputs["x_t"]}, convention="chung", id_prefix="gru-step")
 
 
 @CHAPTER.figure
