@@ -1,43 +1,32 @@
 """MkDocs hook: the pages' LaTeX as MathML at build time, rendered natively by the browser.
 
-pymdownx.arithmatex (generic mode) wraps each formula as
-``<span class="arithmatex">\\(...\\)</span>`` or ``<div class="arithmatex">\\[...\\]</div>``;
-``on_page_content`` replaces them with MathML. Nothing is served but the markup and
-the math font, and nothing is fetched from another host.
-
-latex2mathml (its public ``convert_to_element``) parses the LaTeX; the tree is then
-corrected where its MathML renders wrongly in MathML Core (what Chromium implements),
-each correction checked in headless Chromium with STIX Two Math (tests/test_mathml.py):
-
-* accents (``\\bar \\tilde \\hat``): an ``<mover accent="true">`` with the spacing accent
-  character, fixed size, so the mark rests on its letter at the letter's size;
-* brackets and bars outside ``\\left ... \\right`` do not stretch (``\\lVert g \\rVert``
-  beside a fraction was three lines tall);
-* ``\\sum`` and ``\\prod`` take their limits under and over in display style;
-* ``\\partial`` and ``\\top`` are symbols (``<mi>``), not operators; ``\\operatorname{diag}``
-  is a name like ``\\tanh``, with TeX's thin space after a name where TeX puts one;
-* ``\\!`` is a negative margin (Chromium ignores a negative ``<mspace>``); a prime follows
-  its base instead of floating in a superscript.
-
-Only the TeX commands in ``COMMANDS`` are accepted: they are what the pages and the
-tables use, and what these corrections cover. Any other command, a stray ``&`` or a
-missing argument raises ``MathError``, which fails the build naming the page and the
-formula (latex2mathml would pass ``\\foo`` through as text).
+``on_page_content`` replaces pymdownx.arithmatex's ``<span class="arithmatex">\\(...\\)</span>``
+and ``<div class="arithmatex">\\[...\\]</div>`` with MathML: no script, no request to
+another host. latex2mathml's public ``convert_to_element`` parses the LaTeX; ``_correct``
+then fixes what renders wrongly in MathML Core (Chromium), each fix checked in headless
+Chromium with STIX Two Math (tests/test_mathml.py): accents as ``<mover accent="true">``
+with the spacing character, resting on their letter; brackets and bars outside
+``\\left ... \\right`` fixed in size; ``\\sum \\prod`` with limits under and over in
+display; ``\\partial \\top`` as symbols and ``\\operatorname{diag}`` as a name like
+``\\tanh``, with TeX's thin spaces; ``\\!`` as a negative margin; a prime after its base.
+Only the commands in ``COMMANDS`` (what the pages and tables use) are accepted: any
+other, a stray ``&`` or a missing argument fails the build naming the page and formula.
 
 Accessible name: a screen reader that reads MathML (NVDA with MathCAT, JAWS, VoiceOver)
-speaks the formula from its structure and lets the reader walk through it, and an
-``aria-label`` would replace that with flat text. So a ``<math>`` gets a spoken label
-(``speak``: "f sub t element-wise times C sub t minus 1") only where its MathML holds a
-symbol whose character name is not what it means here (``SAY_MEANING``: ⊙ is "circled
-dot operator", not "element-wise times"; ⊤ is "down tack", not "transpose"; ‖ is
-"double vertical line", not "norm of").
+speaks a formula from its structure and lets the reader walk through it; an
+``aria-label`` would replace that with flat text. So only a formula holding a symbol whose
+character name is not its meaning here (``SAY_MEANING``: ⊙ "circled dot operator" for
+element-wise times, ⊤ "down tack" for transpose, ‖ "double vertical line" for a norm)
+gets a spoken label from ``speak``.
+
+Search: Material's search plugin indexes each page with its formulas as readable text
+(``readable``: h<sub>t−1</sub>, σ(b<sub>f</sub>), (−1/√H, 1/√H)); the page keeps MathML.
 """
 
 import html
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
-from xml.etree.ElementTree import Element, tostring
 
 from latex2mathml.converter import convert_to_element
 
@@ -46,10 +35,7 @@ try:
 except ImportError:  # loaded by MkDocs as a hook file, with generator/ on sys.path
     from mathfont import italic
 
-try:  # the hook needs MkDocs; the pure functions do not
-    from mkdocs.exceptions import PluginError
-except ImportError:  # pragma: no cover
-    PluginError = RuntimeError
+from mkdocs.exceptions import PluginError
 
 ARITHMATEX = re.compile(
     r'<(span|div) class="arithmatex">\s*(\\\(|\\\[)(.*?)(\\\)|\\\])\s*</\1>', re.S)
@@ -61,7 +47,7 @@ COMMANDS = set(GREEK) | set(
     "frac sqrt text operatorname left right bar tilde hat lVert rVert lvert rvert "
     "odot times cdot le ge approx ne leftarrow rightarrow to partial top sum prod "
     "tanh exp log ln quad qquad".split())
-SPACES = {",": 3 / 18, ":": 4 / 18, ";": 5 / 18, "!": -3 / 18, " ": 6 / 18}  # em
+SPACES = ",:;! "  # \, \: \; \! and a backslash-space
 COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 
 ACCENTS = {"\u00AF": "\u00AF", "~": "\u02DC", "^": "\u02C6"}  # latex2mathml's mark: ours
@@ -76,13 +62,8 @@ class MathError(ValueError):
 
 
 def stretches_vertically(text):
-    """True for an operator that the operator dictionary lets grow to its row's height:
-    brackets, bars and vertical arrows."""
-    if len(text) != 1:
-        return False
-    name = unicodedata.name(text, "")
-    return (unicodedata.category(text) in ("Ps", "Pe") or text in "|\u2016\u2223\u2225"
-            or ("ARROW" in name and ("UP" in name or "DOWN" in name)))
+    """True for a bracket or bar, which the operator dictionary lets grow to its row."""
+    return len(text) == 1 and (unicodedata.category(text) in ("Ps", "Pe") or text in "|\u2016")
 
 
 def _check_source(tex):
@@ -138,10 +119,8 @@ def _correct(math, tex):
         elif tag == "msup" and kids[1].tag in ("mi", "mo") and set(kids[1].text or "x") <= PRIMES:
             element.tag = "mrow"  # f': the prime follows its base, at its size
             kids[1].tag, kids[1].attrib = "mo", {"lspace": "0", "rspace": "0"}
-        elif tag == "mspace":
-            width = element.get("width", "")
-            if width == "negativethinmathspace":
-                element.attrib = {"style": "margin-inline-start:-0.1667em"}
+        elif tag == "mspace" and element.get("width") == "negativethinmathspace":
+            element.attrib = {"style": "margin-inline-start:-0.1667em"}
         element.attrib.pop("xmlns", None)
         if tag in ("msub", "msup", "msubsup", "munder", "mover", "munderover", "mfrac",
                    "msqrt") or element is math:
@@ -151,8 +130,7 @@ def _correct(math, tex):
                     element.insert(i, kid[0])
     if len(math) == 1 and math[0].tag == "mrow" and not math[0].attrib:  # <math> is a row
         row = math[0]
-        math.remove(row)
-        math.extend(list(row))
+        math.remove(row), math.extend(list(row))
     for row in [e for e in math.iter() if e.tag in ("math", "mrow", "msqrt")]:
         _space_names(row)
 
@@ -170,7 +148,7 @@ def _space_names(row):
             row.remove(b)
         elif (_is_name(a) and (b.tag in ORD or (b.tag == "mrow" and len(b) and b[0].get("fence") == "true"))) \
                 or (_is_name(b) and a.tag in ORD and not _is_name(a)):
-            row.insert(list(row).index(b), Element("mspace", {"width": THIN}))
+            row.insert(list(row).index(b), ET.Element("mspace", {"width": THIN}))
 
 
 def mathml_tree(tex, display=False):
@@ -195,7 +173,7 @@ def to_mathml(tex, display=False):
     if any((e.text or "") in SAY_MEANING for e in math.iter()):
         attrib["aria-label"] = label_of(math)
     math.attrib = attrib
-    return tostring(math, encoding="unicode", short_empty_elements=True)
+    return ET.tostring(math, encoding="unicode", short_empty_elements=True)
 
 
 # --- the spoken label -------------------------------------------------------------
@@ -215,25 +193,20 @@ BARS = {"|": "absolute value of", "\u2016": "norm of"}
 OPEN = {"(": ")", "[": "]"}
 
 
-def _letter(ch):
-    name = unicodedata.name(ch, "")
-    match = re.match(r"(LATIN|GREEK) (SMALL|CAPITAL) LETTER (\w+)$", name)
-    if not match:
-        return WORDS.get(ch, name.lower())
-    script, case, letter = match.groups()
-    if script == "LATIN":
-        return letter if case == "CAPITAL" else letter.lower()
-    letter = {"LAMDA": "lambda"}.get(letter, letter).lower()
-    return "capital " + letter if case == "CAPITAL" else letter
-
-
 def _token(element):
     text = (element.text or "").replace("\u00A0", " ").strip()
     if element.tag in ("mn", "mtext") or (len(text) > 1 and text.isalpha()):
         return text
-    if element.tag == "mo":
+    if element.tag == "mo" or text in WORDS:
         return WORDS.get(text, text)
-    return " ".join(_letter(c) for c in text)
+    words = []
+    for ch in text:
+        m = re.match(r"(LATIN|GREEK) (SMALL|CAPITAL) LETTER (\w+)$", unicodedata.name(ch, ""))
+        script, case, letter = m.groups() if m else ("", "", unicodedata.name(ch, ch))
+        letter = letter.lower().replace("lamda", "lambda")
+        words.append(letter.upper() if (script, case) == ("LATIN", "CAPITAL")
+                     else "capital " + letter if case == "CAPITAL" else letter)
+    return " ".join(words)
 
 
 def _row(kids):
@@ -263,15 +236,6 @@ def _row(kids):
     return " ".join(w for w in out if w)
 
 
-def _scripts(sub, sup):
-    words = ["sub", speak(sub)] if sub is not None else []
-    if sup is not None:
-        text = sup.text if not len(sup) else None
-        words += [POWERS[text]] if text in POWERS else ["sup" if sub is not None else "to the",
-                                                        speak(sup)]
-    return " ".join(words)
-
-
 def speak(element):
     """The MathML `element` in words: "h sub t equals tanh of W x sub t plus ..."."""
     tag, kids = element.tag, list(element)
@@ -280,9 +244,12 @@ def speak(element):
     if tag == "mspace":
         return ""
     if tag in ("msub", "msup", "msubsup"):
-        sub = kids[1] if tag != "msup" else None
+        words = [speak(kids[0])] + (["sub", speak(kids[1])] if tag != "msup" else [])
         sup = kids[-1] if tag != "msub" else None
-        return f"{speak(kids[0])} {_scripts(sub, sup)}"
+        if sup is not None:
+            power = POWERS.get(sup.text) if not len(sup) else None
+            words += [power] if power else ["sup" if tag == "msubsup" else "to the", speak(sup)]
+        return " ".join(words)
     if tag in ("munder", "mover", "munderover"):
         if element.get("accent") == "true":
             return f"{speak(kids[0])} {speak(kids[1])}"
@@ -316,21 +283,9 @@ def label(tex, display=False):
 # --- the MkDocs hook ---------------------------------------------------------------
 
 def display_parts(tex):
-    """A display formula split at its top-level \\qquad: the equations a page sets side by
-    side, shown as one row that wraps (a phone gets one equation per line)."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(tex):
-        if tex.startswith("\\qquad", i) and depth == 0 and not tex[i + 6:i + 7].isalpha():
-            parts.append(tex[start:i])
-            i = start = i + 6
-            continue
-        if tex[i] == "\\":
-            i += 2
-            continue
-        depth += {"{": 1, "}": -1}.get(tex[i], 0)
-        i += 1
-    parts.append(tex[start:])
-    return [p.strip() for p in parts if p.strip()]
+    """A display formula split at its \\qquad: the equations a page sets side by side,
+    shown as one row that wraps (a phone gets one equation per line)."""
+    return [p.strip() for p in re.split(r"\\qquad(?![A-Za-z])", tex) if p.strip()]
 
 
 def readable(element):
@@ -402,8 +357,8 @@ _PAGES = {}  # src_uri -> the page's content with MathML, while the search plugi
 
 
 def on_page_content(html_text, page, **kwargs):
-    """The page with MathML; Material's search plugin, whose on_page_context runs before
-    this hook's (MkDocs runs hooks after plugins), indexes it with readable formulas."""
+    """The page with readable formulas for Material's search plugin, whose on_page_context
+    runs before this hook's (MkDocs runs hooks after plugins); then the page with MathML."""
     try:
         content = convert_page(html_text, page.file.src_uri)
     except MathError as exc:
