@@ -46,7 +46,7 @@ GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu 
 COMMANDS = set(GREEK) | set(
     "frac sqrt text operatorname left right bar tilde hat lVert rVert lvert rvert "
     "odot times cdot le ge approx ne leftarrow rightarrow to partial top sum prod "
-    "tanh exp log ln quad qquad".split())
+    "tanh exp log ln max min quad qquad".split())
 SPACES = ",:;! "  # \, \: \; \! and a backslash-space
 COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 
