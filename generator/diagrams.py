@@ -23,9 +23,9 @@ The template language is SVG plus six shorthand elements, expanded here:
 column, or the symbol alone); ``<gate tex name x y cls/>`` a layer (a 56 x 40 box); ``<m
 tex x y/>`` a formula; ``<times x y/>`` and ``<plus x y/>`` element-wise nodes;
 ``<wire d/>`` and ``<arrow d/>`` lines, without and with an arrowhead (``hw`` in the
-class: the state's path). Symbols are TeX, typeset by the site's MathML hook in a
-foreignObject (so they look like the page's equations, in its math font); ``@h`` in a
-TeX slot is the letter of the chosen case. Numbers are written as the chapters' tables
+class: the state's path). Symbols are TeX in a foreignObject, typeset by the page's math
+hook like every formula (generator/mathml.py: same look, same font); ``@h`` in a TeX
+slot is the letter of the chosen case. Numbers are written as the chapters' tables
 write them: signed, four decimals, the minus typographic.
 
 Colours come from classes styled by docs/assets/diagrams.css with Material's CSS
@@ -34,10 +34,7 @@ functions: same input, same bytes; no reference to another host.
 """
 
 import re
-from xml.etree.ElementTree import tostring
 from xml.sax.saxutils import escape, quoteattr
-
-from . import mathml
 
 SVG_NS = "http://www.w3.org/2000/svg"
 CHIP = (96, 76)  # the box a chip is centred in; the chip itself is as large as its text
@@ -54,15 +51,9 @@ def fmt_vec(v):
     return "(" + ", ".join(f"{float(x):+.4f}" for x in v) + ")"
 
 
-def spoken(tex):
-    """A symbol or formula in words, as the page's formulas are read: "C sub t minus 1"."""
-    return mathml.label(tex)
-
-
-def _math(tex, cls=None):
-    math = mathml.mathml_tree(tex)
-    math.attrib = {"class": cls} if cls else {}
-    return tostring(math, encoding="unicode", short_empty_elements=True)
+def _math(tex):
+    """A formula as the page writes it; the math hook (generator/mathml.py) typesets it."""
+    return f'<span class="arithmatex">\\({escape(tex)}\\)</span>'
 
 
 def _column(values):
@@ -109,8 +100,7 @@ def _fill(template, prefix, slots, values):
         end = f' marker-end="url(#{prefix}-{cls})"' if kind == "arrow" else ""
         return f'<path class="{cls}" d="{a["d"]}"{end}/>'
 
-    body = re.sub(r"<(chip|gate|m|word|times|plus|wire|arrow)\b([^>]*)/>", expand, template)
-    return body.replace("ID", prefix)
+    return re.sub(r"<(chip|gate|m|word|times|plus|wire|arrow)\b([^>]*)/>", expand, template)
 
 
 def _svg(prefix, template, slots, values, width, height, title, description):
@@ -139,7 +129,7 @@ def _figure(prefix, svg, caption):
 def _numbers(v, parts):
     """' The numbers of one step: C sub t minus 1 = (+0.5000, +0.3000); ...' """
     return " The numbers of one step: " + "; ".join(
-        f"{spoken(tex)} = {fmt_vec(v[key])}" for tex, key in parts if v.get(key)) + "."
+        f"{words} = {fmt_vec(v[key])}" for words, key in parts if v.get(key)) + "."
 
 
 def _vectors(values, keys):
@@ -246,10 +236,11 @@ LSTM = """
 <chip key="h_prev" tex="h_{t-1}" x="42" y="346" cls="dg-c-state"/>
 <chip key="x_t" tex="x_t" x="145" y="430" cls="dg-c-input"/>
 """
-LSTM_PARTS = [("h_{t-1}", "h_prev"), ("x_t", "x_t"), ("C_{t-1}", "C_prev"), ("f_t", "f"),
-              ("i_t", "i"), (r"\tilde{C}_t", "C_tilde"), ("o_t", "o"),
-              (r"f_t \odot C_{t-1}", "kept"), (r"i_t \odot \tilde{C}_t", "added"),
-              ("C_t", "C_t"), ("h_t", "h_t")]
+LSTM_PARTS = [("h sub t minus 1", "h_prev"), ("x sub t", "x_t"), ("C sub t minus 1", "C_prev"),
+              ("f sub t", "f"), ("i sub t", "i"), ("C tilde sub t", "C_tilde"), ("o sub t", "o"),
+              ("f sub t element-wise times C sub t minus 1", "kept"),
+              ("i sub t element-wise times C tilde sub t", "added"), ("C sub t", "C_t"),
+              ("h sub t", "h_t")]
 
 
 def lstm_cell(values=None, *, id_prefix="lstm-cell", title="The LSTM cell, one step"):
@@ -341,28 +332,27 @@ def gru_cell(values=None, letters="lower", convention="d2l", *, id_prefix="gru-c
             raise KeyError(f"gru_cell values lack {', '.join(missing)}")
     slots = {c: (c.upper() if letters == "upper" else c) for c in "hzrx"}
     h, z, r, x = (slots[c] for c in "hzrx")
-    keep, new = (f"{z}_t", f"1 - {z}_t") if convention == "d2l" else (f"1 - {z}_t", f"{z}_t")
-    rule = (rf"{h}_t = {keep} \odot {h}_{{t-1}} + ({new}) \odot \tilde{{{h}}}_t" if convention == "d2l"
-            else rf"{h}_t = ({keep}) \odot {h}_{{t-1}} + {new} \odot \tilde{{{h}}}_t")
-    candidate = rf"\tilde{{{h}}}_t"
+    keep, new = (f"{z} sub t", f"1 minus {z} sub t")
+    if convention == "chung":
+        keep, new = new, keep
     description = (
-        f"Diagram: the GRU cell. The hidden state runs along the top, from "
-        f"{spoken(h + '_{t-1}')} on the left to {spoken(h + '_t')} on the right: it is "
-        f"multiplied element-wise by {spoken(keep)}, then the candidate "
-        f"{spoken(candidate)} weighted by {spoken(new)} is added: {spoken(rule)}. "
-        f"Below, {spoken(h + '_{t-1}')} comes down and meets the input {spoken(x + '_t')}, "
+        f"Diagram: the GRU cell. The hidden state runs along the top, from {h} sub t minus 1 "
+        f"on the left to {h} sub t on the right: it is multiplied element-wise by {keep}, then "
+        f"the candidate {h} tilde sub t, weighted by {new}, is added: {h} sub t equals "
+        f"{keep}, element-wise times {h} sub t minus 1, plus {new}, element-wise times {h} "
+        f"tilde sub t. Below, {h} sub t minus 1 comes down and meets the input {x} sub t, "
         f"coming up from below; together they feed two sigma layers side by side, the reset "
-        f"gate {spoken(r + '_t')} and the update gate {spoken(z + '_t')}. The reset gate "
-        f"multiplies {spoken(h + '_{t-1}')} element-wise, and that product, whose line "
-        f"crosses the update gate's without joining it, and {spoken(x + '_t')}, along the "
-        f"bottom, feed the tanh layer that makes the candidate. The update gate's line goes "
+        f"gate {r} sub t and the update gate {z} sub t. The reset gate multiplies {h} sub t "
+        f"minus 1 element-wise, and that product, whose line crosses the update gate's "
+        f"without joining it, and {x} sub t, along the bottom, feed the tanh layer that makes "
+        f"the candidate. The update gate's line goes "
         + ("straight up to the product on the state path, and through a 1 minus box to the "
            "candidate's product." if convention == "d2l" else
            "up through a 1 minus box to the product on the state path, and straight to the "
            "candidate's product.")
-        + (_numbers(v, [(f"{h}_{{t-1}}", "h_prev"), (f"{x}_t", "x_t"), (f"{z}_t", "z"),
-                        (f"{r}_t", "r"), (candidate, "h_tilde"),
-                        (f"{h}_t", "h_t")]) if v else ""))
+        + (_numbers(v, [(f"{h} sub t minus 1", "h_prev"), (f"{x} sub t", "x_t"),
+                        (f"{z} sub t", "z"), (f"{r} sub t", "r"),
+                        (f"{h} tilde sub t", "h_tilde"), (f"{h} sub t", "h_t")]) if v else ""))
     zz = f"<em>{z}</em><sub>t</sub>"
     caption = (f"The GRU cell: {zz} near 1 keeps the state, 1 − {zz} weighs the candidate."
                if convention == "d2l" else
