@@ -285,9 +285,9 @@ def math_ascii(element):
 def _greek_name(ch):
     import unicodedata
 
-    name = unicodedata.name(ch, "")
-    if name.startswith("GREEK SMALL LETTER "):
-        return name.split()[-1].lower().replace("lamda", "lambda")
+    name = unicodedata.name(ch, "")  # GREEK SMALL LETTER SIGMA, GREEK LUNATE EPSILON SYMBOL
+    if name.startswith("GREEK ") and "CAPITAL" not in name:
+        return name.split()[-2 if name.endswith(" SYMBOL") else -1].lower().replace("lamda", "lambda")
     return ch
 
 

@@ -37,6 +37,7 @@ from generator.tables import command_table, console_block, format_value, typeset
     ("Dashed: rho^t, the linearised prediction.", r"Dashed: $\rho^t$, the linearised prediction."),
     ("norm of dh_t/dh_0. Dashed: sigma(b_f)^t.", r"norm of $dh_t/dh_0$. Dashed: $\sigma(b_f)^t$."),
     ("rho = 1.1", r"$\rho$ = 1.1"),
+    ("betas 0.9 and 0.999, epsilon 1e-08", r"betas 0.9 and 0.999, $\epsilon$ 1e-08"),
     # numbers, alone or beside words, are never touched
     ("(+0.4100, -0.0500)", "(+0.4100, -0.0500)"),
     ("0.8038", "0.8038"),
@@ -107,6 +108,7 @@ def test_values_that_cannot_be_formatted_say_where(value, fmt):
     ("<math><mi>f</mi><mo>\u2299</mo><msub><mi>C</mi><mi>hh</mi></msub></math>", "f*C_hh"),
     ("<math><msup><mi>\u03C1</mi><mn>47</mn></msup></math>", "rho^47"),
     ("<math><mrow><mi>tanh</mi><mo>\u2032</mo></mrow></math>", "tanh'"),
+    ("<math><mi>\u03F5</mi></math>", "epsilon"),  # TeX's \epsilon, the lunate form
 ])
 def test_the_tests_read_mathml_back_into_the_scripts_notation(markup, printed):
     """tests/helpers.py's inverse, which the page-against-script comparison relies on."""
