@@ -14,7 +14,7 @@ import json
 import math
 import posixpath
 
-from . import plotstyle
+from . import plotstyle, tables
 from .chapter import CODE, DOCS, GeneratorError
 
 WIDGETS = DOCS / "assets" / "widgets"  # kit.js, widgets.css, and one <kind>.js per widget
@@ -143,8 +143,8 @@ class Context:
                 f'width="{small_w}" height="{small_h}">'
                 f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
                 f'loading="lazy"></picture></a>')
-        if caption:
-            lines.append(f"<figcaption>{caption}</figcaption>")
+        if caption:  # its notation typeset like a table's (tables.typeset)
+            lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")
         return "\n".join(lines)
 

@@ -43,7 +43,8 @@ def lstm_step(ctx):
 @CHAPTER.diagram
 def gru_step(ctx):
     step, paths = _step_values(ctx, "gru")
-    return diagrams.gru_cell(_values(step, paths), notation="d2l", id_prefix=GRU_STEP)
+    # gated.py's GRU step is in d2l's convention (z keeps the state), the diagram's default
+    return diagrams.gru_cell(_values(step, paths), id_prefix=GRU_STEP)
 
 
 @CHAPTER.figure

@@ -14,7 +14,9 @@
      limits {min, max, maxLength}
      tables [{cells: [last column, as printed], rows: [{row, value, suffix}]}]
                                  value: a path into the step ("lstm.f", "x_t")
-     diagrams [{id, keys: {chip key: path}}]   figure#id's value chips (diagrams.py) */
+     diagrams [{id, keys: {chip key: path}}]   figure#id's value chips: diagrams.py's
+                                 slots, [data-key] holding one <mn> per unit in .dg-vec;
+                                 and the vectors its <desc> writes, (+0.7311, +0.6900) */
 RW.define("cellstep", function (figure, d, kit) {
   "use strict";
   var el = kit.el, fmt = kit.fmt, W = d.weights;
@@ -66,26 +68,19 @@ RW.define("cellstep", function (figure, d, kit) {
       spec.rows.forEach(function (row) { cells.push({ node: last[row.row], value: row.value, suffix: row.suffix }); });
     });
   });
-  var chips = [];  // {node (a tspan), value, unit}
+  var chips = [];  // {node (a chip's <mn>), value, unit}
   var descs = [];  // {node, pieces: [text or {value}]}
   d.diagrams.forEach(function (spec) {
     var fig = document.getElementById(spec.id);
     if (!fig) return;
     var vecs = {};
     Object.keys(spec.keys).forEach(function (key) {
-      var group = fig.querySelector('g[data-key="' + key + '"]');
-      if (!group) return;
-      var texts = group.querySelectorAll("text.dg-num");
-      vecs["(" + [].map.call(texts, function (t) { return t.textContent.replace(/\u2212/g, "-"); }).join(", ") + ")"] = spec.keys[key];
-      [].forEach.call(texts, function (text, unit) {
-        var span = text.querySelector("tspan") || text;
-        var box = text.getBBox ? text.getBBox() : { width: 0 };
-        if (box.width > 0) {  // centred, so that a longer number stays inside its chip
-          text.setAttribute("text-anchor", "middle");
-          span.setAttribute("x", Math.round((box.x + box.width / 2) * 100) / 100);
-        }
-        chips.push({ node: span, value: spec.keys[key], unit: unit });
-      });
+      var chip = fig.querySelector('[data-key="' + key + '"]');  // diagrams.py's named slot
+      var numbers = chip ? chip.querySelectorAll(".dg-vec mn") : [];  // one per unit
+      if (!numbers.length) return;
+      vecs["(" + [].map.call(numbers, function (n) { return n.textContent.replace(/\u2212/g, "-"); })
+        .join(", ") + ")"] = spec.keys[key];
+      [].forEach.call(numbers, function (node, unit) { chips.push({ node: node, value: spec.keys[key], unit: unit }); });
     });
     var desc = fig.querySelector("desc");
     if (desc) {
