@@ -14,37 +14,38 @@ def lstm_cell(ctx):
     return diagrams.lstm_cell(id_prefix="lstm-cell")
 
 
-def _step_values(ctx, cell):
-    """{diagram key: path into the --step record} for one cell's diagram: its own values
-    ("lstm.f") and the inputs it shows ("h_prev")."""
-    step = ctx.record("--step")
-    inputs = ("h_prev", "x_t", "C_prev") if cell == "lstm" else ("h_prev", "x_t")
-    keys = {key: f"{cell}.{key}" for key in getattr(step, cell).fields()}
-    return step, {**keys, **{key: key for key in inputs}}
+INPUTS = {"lstm": ("h_prev", "x_t", "C_prev"), "gru": ("h_prev", "x_t")}  # shown on each
 
 
-def _values(record, paths):
-    """{key: the value at its path} of a record."""
-    def at(path):
-        value = record
-        for part in path.split("."):
-            value = getattr(value, part)
-        return value.plain() if hasattr(value, "plain") else value
-    return {key: at(path) for key, path in paths.items()}
+def _step_values(step, cell):
+    """What one cell's diagram shows of the --step record: its own values and its inputs."""
+    return {**getattr(step, cell).plain(), **{n: list(getattr(step, n)) for n in INPUTS[cell]}}
+
+
+def _paths(step, cell):
+    """{diagram key: its path in the --step record}: where the widget finds each value."""
+    return {**{key: f"{cell}.{key}" for key in getattr(step, cell).plain()},
+            **{n: n for n in INPUTS[cell]}}
+
+
+def _at(record, path):
+    """The plain value at a dotted path of a record ("lstm.f")."""
+    value = record
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value.plain() if hasattr(value, "plain") else value
 
 
 @CHAPTER.diagram
 def lstm_step(ctx):
-    step, paths = _step_values(ctx, "lstm")
-    return diagrams.lstm_cell(_values(step, paths), id_prefix=LSTM_STEP,
+    return diagrams.lstm_cell(_step_values(ctx.record("--step"), "lstm"), id_prefix=LSTM_STEP,
                               title="The LSTM cell, the step of the tables above")
 
 
 @CHAPTER.diagram
 def gru_step(ctx):
-    step, paths = _step_values(ctx, "gru")
     # gated.py's GRU step is in d2l's convention (z keeps the state), the diagram's default
-    return diagrams.gru_cell(_values(step, paths), id_prefix=GRU_STEP)
+    return diagrams.gru_cell(_step_values(ctx.record("--step"), "gru"), id_prefix=GRU_STEP)
 
 
 @CHAPTER.figure
@@ -216,7 +217,7 @@ def step_widget(ctx):
                    for line in run.tables[name].splitlines()[2:]]
         spec = []
         for row, path in rows:
-            shown = diagrams.fmt_vec(_values(step, {"v": path})["v"])
+            shown = diagrams.fmt_vec(_at(step, path))
             if not printed[row].startswith(shown):
                 raise GeneratorError(f"{ctx.where}: row {row} of table {name} of `{run.command}` "
                                      f"is {printed[row]!r}, not {path} = {shown}")
@@ -241,6 +242,6 @@ def step_widget(ctx):
                    for n, h, label, flag, d in inputs],
         "limits": STEP_LIMITS,
         "tables": tables,
-        "diagrams": [{"id": LSTM_STEP, "keys": _step_values(ctx, "lstm")[1]},
-                     {"id": GRU_STEP, "keys": _step_values(ctx, "gru")[1]}],
+        "diagrams": [{"id": LSTM_STEP, "keys": _paths(step, "lstm")},
+                     {"id": GRU_STEP, "keys": _paths(step, "gru")}],
     })
