@@ -667,14 +667,14 @@ def compute_reach(params, text):
     dlogits = -np.exp(log_softmax(Hs @ params['W_hq'] + params['b_q']))
     dlogits[np.arange(n), ids[1:]] += 1           # d log P(y_t) / d logits_t, row t
     dH_out = dlogits @ params['W_hq'].T           # (n, h): what prediction t sends to H_t
-    dH = np.zeros((n, len(params['W_h'])))        # row t: d log P(y_t) / d(state), carried back
+    dH = np.zeros((n, params['W_h'].shape[-1]))   # row t: d log P(y_t) / d(state), carried back
     ignored = {'W_h': np.zeros_like(params['W_h'])}
     reach = np.zeros((n, REACH_BACK))
     for s in reversed(range(n)):
         dH[s] += dH_out[s]                        # prediction s starts at its own step
         cache = [np.broadcast_to(c, (n, c.shape[1])) for c in caches[s]]
         (dH,), dA = gru_step_backward(params, (dH,), cache, ignored)
-        dx = np.linalg.norm(dA @ params['W_x'].T, axis=1)  # d/dx_s, x_s one-hot: dA_s W_x^T
+        dx = np.linalg.norm(sum(dA[g] @ params['W_x'][g].T for g in range(3)), axis=1)  # d/dx_s
         t = np.arange(s, min(n, s + REACH_BACK))  # the predictions s reaches, k = t - s back
         reach[t, t - s] = dx[t]
     return [[float(f'{v:.3g}') for v in row[:min(t + 1, REACH_BACK)]]
@@ -997,13 +997,13 @@ def d2l_models(args, base, cells=CELLS):
 def report_train(args, out, config=None):
     """Train one model: the configuration, a row per epoch, samples as it learns, the time."""
     if args.forget_bias is not None and args.cell != 'lstm':
-        raise Refused("--forget-bias is the LSTM's forget-gate bias: add --cell lstm "
-                      "(or use it with --compare)")
+        raise Refused("--forget-bias is the LSTM's forget-gate bias: add --cell lstm")
     cell = args.cell or 'gru'
     config = model_config(args, base_config(args, config), cell, args.forget_bias or 0.0)
     text = corpus_for(args)
+    data = make_dataset(text, config)             # (refused here if the text is too short)
     out.text(f'{MODEL_NAMES[cell]} language model, numpy, from scratch')
-    out.table('config', format_config_table(config, text, make_dataset(text, config)))
+    out.table('config', format_config_table(config, text, data))
     out.table('history', format_table(HISTORY_HEADER, [], 'rrrrr', history_widths(config)))
     m = train_model(text, config, lambda row: out.row('history', format_history_row(row, config)))
     out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
@@ -1084,12 +1084,12 @@ class ComparedModel:
 class CompareRecord:
     epochs: int
     models: list             # a ComparedModel per line of COMPARE, in its order
-    gru: ComparedModel       # the same, by name: each cell at d2l's learning rate ..
-    lstm: ComparedModel
-    rnn: ComparedModel
-    gru_best: ComparedModel  # .. and at the pilot's best
-    lstm_best: ComparedModel
-    rnn_best: ComparedModel
+    gru: Optional[ComparedModel]  # the same by name: each cell at d2l's learning rate ..
+    lstm: Optional[ComparedModel]
+    rnn: Optional[ComparedModel]
+    gru_best: Optional[ComparedModel]  # .. and at the rate it ended lowest at (the pilot's
+    lstm_best: Optional[ComparedModel]  # best, if the seeds agree with it)
+    rnn_best: Optional[ComparedModel]
 
 
 def compare_configs(base, cell, forget_bias, lr, seeds):
@@ -1120,8 +1120,8 @@ def report_compare(args, out, config=None):
     d2l = {m.cell: m for m in models if m.d2l_lr}
     best = {m.cell: min((n for n in models if n.cell == m.cell), key=lambda n: n.val_mean)
             for m in models}
-    record = CompareRecord(base.epochs, models, d2l['gru'], d2l['lstm'], d2l['rnn'],
-                           best['gru'], best['lstm'], best['rnn'])
+    record = CompareRecord(base.epochs, models, *(d2l.get(cell) for cell in CELLS),
+                           *(best.get(cell) for cell in CELLS))
     out.table('compare', format_compare_table(record))
     out.text(format_compare_timing(record))
     return record
