@@ -915,3 +915,30 @@ def test_cli_gradcheck_for_one_cell():
     done = run_script('gru.py', '--gradcheck', '--cell', 'rnn')
     assert done.returncode == 0, done.stderr
     assert '| rnn  | W_hh' in done.stdout and '| gru ' not in done.stdout
+
+
+# ---------------------------------------------------------------- the speed study
+
+def load_profile():
+    import importlib.util
+    path = CODE.parent.parent / 'benchmarks' / 'gru_profile.py'
+    spec = importlib.util.spec_from_file_location('gru_profile_under_test', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
+def test_the_speed_studys_variants_compute_the_served_model(cell):
+    """benchmarks/gru_profile.py times gru.py against itself without one speed-up at a
+    time; each variant must give the served loss and gradient, float64, to 1e-10."""
+    profile = load_profile()
+    params, X, Y, state = small_problem(cell, seed=6, V=9, B=5, T=7, h=4)
+    loss, grads = gru.loss_and_grads(params, cell, X, Y, state)
+    names = profile.VARIANTS if cell == 'gru' else ('one-hot', 'per-step output')
+    for name in names:
+        v_loss, v_grads = profile.variant(name, cell)(
+            {k: p.copy() for k, p in params.items()}, X, Y, state)
+        assert abs(v_loss - loss) < 1e-10, name
+        for k, g in grads.items():
+            assert np.abs(v_grads[k] - g).max() < 1e-10 * max(1.0, np.abs(g).max()), (name, k)

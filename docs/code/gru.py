@@ -164,8 +164,10 @@ def init_params(cell, vocab_size, hidden, rng, dtype='float32', sigma=0.01, forg
     b = np.zeros((G, h))
     if cell == 'lstm':
         b[1] = forget_bias                        # the gates are i, f, o, c
-    params = {'W_x': rng.normal(0, sigma, (G, V, h)), 'W_h': rng.normal(0, sigma, (G, h, h)),
-              'b': b, 'W_hq': rng.normal(0, sigma, (h, V)), 'b_q': np.zeros(V)}
+    W_x, W_h = zip(*[(rng.normal(0, sigma, (V, h)), rng.normal(0, sigma, (h, h)))
+                     for _ in range(G)])          # in d2l's order: W_xz, W_hz, W_xr, ...
+    params = {'W_x': np.stack(W_x), 'W_h': np.stack(W_h), 'b': b,
+              'W_hq': rng.normal(0, sigma, (h, V)), 'b_q': np.zeros(V)}
     return {name: p.astype(dtype) for name, p in params.items()}
 
 
@@ -1090,6 +1092,7 @@ class CompareRecord:
     gru_best: Optional[ComparedModel]  # .. and at the rate it ended lowest at (the pilot's
     lstm_best: Optional[ComparedModel]  # best, if the seeds agree with it)
     rnn_best: Optional[ComparedModel]
+    gated_worst: Optional[float]  # the highest val_ppl of any seed of the gated cells' bests
 
 
 def compare_configs(base, cell, forget_bias, lr, seeds):
@@ -1120,8 +1123,9 @@ def report_compare(args, out, config=None):
     d2l = {m.cell: m for m in models if m.d2l_lr}
     best = {m.cell: min((n for n in models if n.cell == m.cell), key=lambda n: n.val_mean)
             for m in models}
+    gated = [best[cell].val_high for cell in ('gru', 'lstm') if cell in best]
     record = CompareRecord(base.epochs, models, *(d2l.get(cell) for cell in CELLS),
-                           *(best.get(cell) for cell in CELLS))
+                           *(best.get(cell) for cell in CELLS), max(gated, default=None))
     out.table('compare', format_compare_table(record))
     out.text(format_compare_timing(record))
     return record
