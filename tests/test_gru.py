@@ -567,8 +567,8 @@ def test_the_compare_runs_serve_the_single_run_commands(monkeypatch):
     monkeypatch.setattr(gru, '_TRAINED', {})
     gru.report_compare(args_for('--compare'), gru.Printer(io.StringIO()), TINY)
     calls = []
-    real = gru._train
-    monkeypatch.setattr(gru, '_train', lambda *a: calls.append(a[1]) or real(*a))
+    real = gru.train
+    monkeypatch.setattr(gru, 'train', lambda *a: calls.append(a[1]) or real(*a))
     gru.report_train(args_for('--cell', 'rnn', '--lr', '2'), gru.Printer(io.StringIO()), TINY)
     gru.report_train(args_for(), gru.Printer(io.StringIO()), TINY)
     assert calls == []
@@ -715,11 +715,11 @@ def test_reports_in_one_process_train_only_the_models_they_read(monkeypatch):
     """--inside reads the GRU, --saturation the GRU and the LSTM, --distance all three:
     run alone, each trains only those (the lead found --inside alone training three);
     run in one process, each model once."""
-    real = gru._train
+    real = gru.train
     for report, cells in ((gru.report_inside, ['gru']), (gru.report_saturation, ['gru', 'lstm']),
                           (gru.report_export, ['gru'])):
         calls = []
-        monkeypatch.setattr(gru, '_train', lambda *a: calls.append(a[1]) or real(*a))
+        monkeypatch.setattr(gru, 'train', lambda *a: calls.append(a[1]) or real(*a))
         monkeypatch.setattr(gru, '_TRAINED', {})
         report(args_for(), gru.Printer(io.StringIO()), TINY)
         assert sorted(c.cell for c in calls) == cells, report.__name__

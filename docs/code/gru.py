@@ -372,41 +372,9 @@ class TrainingDiverged(Refused):
     """The loss grew past MAX_LOSS or the gradient stopped being a number."""
 
 
-# One process printing several reports (`--compare --distance`) trains each model
-# once: trained models are kept here, by configuration and text.
-_TRAINED = {}
-
-
-def train_model(text, config=Config(), on_epoch=None):
-    """Train config.cell on the text as d2l does, or return the model this process
-    trained already with the same configuration on the same text (a model validated
-    every epoch serves for one validated only at the end). on_epoch(EpochRecord) is
-    called after each epoch (for a model trained before: once per epoch, at once)."""
-    key, validated = (config, text), (replace(config, validate=True), text)
-    if key not in _TRAINED and validated in _TRAINED:
-        key = validated
-    if key not in _TRAINED:
-        _TRAINED[key] = _train(text, config, on_epoch)
-    elif on_epoch is not None:
-        for row in _TRAINED[key].record.history:
-            on_epoch(row)
-    return _TRAINED[key]
-
-
-def keep_freed_memory():
-    """Ask the C library to keep freed memory for the next batch instead of handing it
-    back to the system (glibc, on Linux; elsewhere this does nothing). Each batch makes
-    some 50 MB of new arrays, and memory new from the system costs a page fault per
-    4 KB: a third of the training time here (benchmarks/gru_speed.py --allocator)."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-1, 1 << 30)                 # M_TRIM_THRESHOLD: keep up to 1 GB
-        libc.mallopt(-3, 1 << 25)                 # M_MMAP_THRESHOLD: big arrays from it too
-    except (OSError, AttributeError, TypeError):
-        pass
-
-
-def _train(text, config, on_epoch):
+def train(text, config, on_epoch=None):
+    """Train config.cell on the text as d2l does: a Trained model. on_epoch(EpochRecord)
+    is called after each epoch. TrainingDiverged if the loss or the gradient blows up."""
     keep_freed_memory()
     data = make_dataset(text, config)
     rng = np.random.default_rng(config.seed)
@@ -486,6 +454,41 @@ def predict(params, cell, prefix, num_preds, temperature=None, rng=None):
         u = rng.random() * cumulative[-1]         # inverse of the distribution function
         ids.append(int(min(np.searchsorted(cumulative, u, side='right'), len(P) - 1)))
     return ''.join(VOCAB[i] for i in ids)
+
+
+# One process printing several reports (`--compare --distance`) trains each model
+# once: trained models are kept here, by configuration and text.
+_TRAINED = {}
+
+
+def train_model(text, config=Config(), on_epoch=None):
+    """Train config.cell on the text as d2l does, or return the model this process
+    trained already with the same configuration on the same text (a model validated
+    every epoch serves for one validated only at the end). on_epoch(EpochRecord) is
+    called after each epoch (for a model trained before: once per epoch, at once)."""
+    key, validated = (config, text), (replace(config, validate=True), text)
+    if key not in _TRAINED and validated in _TRAINED:
+        key = validated
+    if key not in _TRAINED:
+        _TRAINED[key] = train(text, config, on_epoch)
+    elif on_epoch is not None:
+        for row in _TRAINED[key].record.history:
+            on_epoch(row)
+    return _TRAINED[key]
+
+
+def keep_freed_memory():
+    """Ask the C library to keep freed memory for the next batch instead of handing it
+    back to the system (glibc, on Linux; elsewhere this does nothing). Each batch makes
+    some 50 MB of new arrays, and memory new from the system costs a page fault per
+    4 KB: a third of the training time here (benchmarks/gru_speed.py --allocator)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-1, 1 << 30)                 # M_TRIM_THRESHOLD: keep up to 1 GB
+        libc.mallopt(-3, 1 << 25)                 # M_MMAP_THRESHOLD: big arrays from it too
+    except (OSError, AttributeError, TypeError):
+        pass
+
 
 
 # ================================================================ measurements of the models

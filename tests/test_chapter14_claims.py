@@ -1,0 +1,115 @@
+"""Chapter 14's prose reads its tables ("at its best rate every gated model ends below
+the plain RNN at its best, in every seed"); the tables are computed at build time, the
+prose is written by hand. Each claim is checked here against the numbers the built page
+shows, so that a change of the experiment that turns a sentence false fails the tests
+instead of publishing it (issue 16, items 1, 5, 6 and 14)."""
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import html_command_tables, page_html
+
+PAGE = "ch14-gru-lm.md"
+RANGE = re.compile(r"([0-9.]+)(?: \(([0-9.]+)-([0-9.]+)\))?")
+
+
+@pytest.fixture(scope="module")
+def html(site):
+    return page_html(PAGE)
+
+
+@pytest.fixture(scope="module")
+def compare(html):
+    """[{model, lr, d2l, seeds, mean, low, high}] of the table under `gru.py --compare`."""
+    tables = [rows for cmd, rows in html_command_tables(html) if cmd == "python3 gru.py --compare"]
+    assert len(tables) == 1, f"{PAGE} shows {len(tables)} tables under --compare"
+    header, *body = tables[0]
+    assert header[:5] == ["model", "parameters", "learning rate", "seeds", "val ppl, epoch 50"]
+    lines = []
+    for model, _, lr, seeds, val, _ in body:
+        m = RANGE.fullmatch(val)
+        assert m, val
+        mean, low, high = (float(x) if x else None for x in m.groups())
+        lines.append(dict(model=model, lr=float(lr.split()[0]), d2l="(d2l's)" in lr,
+                          seeds=int(seeds), mean=mean, low=low if low else mean,
+                          high=high if high else mean))
+    return lines
+
+
+def best(compare, model):
+    return min((line for line in compare if line["model"] == model), key=lambda l: l["mean"])
+
+
+def d2l(compare, model):
+    return next(line for line in compare if line["model"] == model and line["d2l"])
+
+
+def test_every_cell_runs_at_d2ls_rate_and_its_best_over_three_seeds(compare):
+    """16.5: at least three seeds per cell at its best rate, and d2l's rate for each."""
+    for model in ("GRU", "LSTM", "plain RNN"):
+        assert best(compare, model)["seeds"] >= 3, model
+        assert d2l(compare, model)
+
+
+def test_at_their_best_rates_the_gated_cells_end_below_the_plain_rnn_in_every_seed(compare):
+    """'At its best rate every gated model ends below the plain RNN at its best, in every
+    seed': the gated lines' highest seed below the plain RNN's lowest."""
+    rnn = best(compare, "plain RNN")
+    for model in ("GRU", "LSTM"):
+        assert best(compare, model)["high"] < rnn["low"], (model, best(compare, model), rnn)
+
+
+def test_the_learning_rate_matters_as_much_as_the_cell(compare):
+    """'At d2l's rates the LSTM ends far behind the GRU, and at its own best it ends ahead
+    of it': behind every GRU seed at 4, ahead of the GRU's mean at its best."""
+    gru, lstm_d2l, lstm_best = best(compare, "GRU"), d2l(compare, "LSTM"), best(compare, "LSTM")
+    assert lstm_d2l["mean"] > gru["high"]
+    assert lstm_best["mean"] < gru["mean"]
+
+
+def test_the_seed_spread_is_smaller_than_the_gaps_read(compare):
+    """'The gap between the seeds of one line is smaller than the gaps the sentences above
+    read': every line's range is narrower than the gated-versus-plain gap and than the
+    LSTM's gap between its two rates."""
+    rnn, gated = best(compare, "plain RNN"), [best(compare, m) for m in ("GRU", "LSTM")]
+    gaps = [rnn["low"] - max(g["high"] for g in gated),
+            d2l(compare, "LSTM")["mean"] - best(compare, "LSTM")["mean"]]
+    widest = max(line["high"] - line["low"] for line in compare)
+    assert widest < min(gaps), (widest, gaps)
+
+
+def answer(html, title):
+    """The text of the exercise answer whose question starts with `title`."""
+    soup = BeautifulSoup(html, "html.parser")
+    item = next(li for li in soup.select("li") if li.get_text(" ", strip=True).startswith(title))
+    return " ".join(item.select_one("details").get_text(" ").split())
+
+
+def test_the_temperature_sentence_says_temperature_1_is_the_models_own(html):
+    """16.1: at T = 1, sampling is the model's own distribution."""
+    text = " ".join(BeautifulSoup(html, "html.parser").get_text(" ").split())
+    assert "drawn from the model's own distribution (temperature 1)" in text
+    assert "sharper and flatter than the model's own" not in text
+
+
+def test_the_bias_answer_says_which_lstm_is_ahead_after_10_epochs(html):
+    """16.14: the words of exercise 2 follow from its two numbers."""
+    text = answer(html, "Does the bias help early?")
+    m = re.search(r"With b_f = 1 : ([0-9.]+) ; with b_f = 0 : ([0-9.]+)", text.replace("\u2009", " "))
+    assert m, text
+    biased, unbiased = map(float, m.groups())
+    if biased < unbiased:
+        assert "with b_f = 1 is ahead" in text, text
+    else:
+        assert "with b_f = 1 is behind" in text or "no head start" in text, text
+
+
+def test_the_plain_rnn_at_2_ends_below_its_d2l_rate(html, compare):
+    """16.14, exercise 3: 'it settles, and better' than at d2l's rate of 1."""
+    text = answer(html, "The plain RNN at 2.")
+    numbers = [float(x) for x in re.findall(r"\b[0-9]+\.[0-9]+\b", text)]
+    at_2, at_1 = numbers[-2], numbers[-1]
+    assert at_2 < at_1, text
+    assert "along the way" not in text
