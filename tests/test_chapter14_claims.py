@@ -62,29 +62,24 @@ def test_at_their_best_rates_the_gated_cells_end_below_the_plain_rnn_in_every_se
 
 
 def test_the_learning_rate_matters_as_much_as_the_cell(compare):
-    """'At d2l's rates the LSTM ends far behind the GRU, and at its own best it ends ahead
-    of it': behind every GRU seed at 4, ahead of the GRU's mean at its best."""
+    """'At d2l's rate of 4 the LSTM ends behind every seed of the GRU; at 8 it ends ahead
+    of the GRU on average, but its seeds spread ... across the GRU's: three seeds do not
+    settle which is ahead.'"""
     gru, lstm_d2l, lstm_best = best(compare, "GRU"), d2l(compare, "LSTM"), best(compare, "LSTM")
     assert lstm_d2l["mean"] > gru["high"]
-    assert lstm_best["mean"] < gru["mean"]
-
-
-def test_the_seed_spread_is_smaller_than_the_gaps_read(compare):
-    """'The gap between the seeds of one line is smaller than the gaps the sentences above
-    read': every line's range is narrower than the gated-versus-plain gap and than the
-    LSTM's gap between its two rates."""
-    rnn, gated = best(compare, "plain RNN"), [best(compare, m) for m in ("GRU", "LSTM")]
-    gaps = [rnn["low"] - max(g["high"] for g in gated),
-            d2l(compare, "LSTM")["mean"] - best(compare, "LSTM")["mean"]]
-    widest = max(line["high"] - line["low"] for line in compare)
-    assert widest < min(gaps), (widest, gaps)
+    assert lstm_best["lr"] == 8 and lstm_best["mean"] < gru["mean"]
+    assert lstm_best["low"] <= gru["high"] and lstm_best["high"] >= gru["low"]  # they overlap
 
 
 def answer(html, title):
-    """The text of the exercise answer whose question starts with `title`."""
+    """The text of the exercise answer whose question starts with `title`, its formulas
+    read back as $their LaTeX$."""
     soup = BeautifulSoup(html, "html.parser")
     item = next(li for li in soup.select("li") if li.get_text(" ", strip=True).startswith(title))
-    return " ".join(item.select_one("details").get_text(" ").split())
+    details = item.select_one("details")
+    for math in details.find_all("math"):
+        math.replace_with(f"${math['data-tex']}$")
+    return " ".join(details.get_text(" ").split())
 
 
 def test_the_temperature_sentence_says_temperature_1_is_the_models_own(html):
@@ -97,13 +92,12 @@ def test_the_temperature_sentence_says_temperature_1_is_the_models_own(html):
 def test_the_bias_answer_says_which_lstm_is_ahead_after_10_epochs(html):
     """16.14: the words of exercise 2 follow from its two numbers."""
     text = answer(html, "Does the bias help early?")
-    m = re.search(r"With b_f = 1 : ([0-9.]+) ; with b_f = 0 : ([0-9.]+)", text.replace("\u2009", " "))
+    m = re.search(r"With \$b_f = 1\$ ?: ([0-9.]+); with \$b_f = 0\$ ?: ([0-9.]+)", text)
     assert m, text
     biased, unbiased = map(float, m.groups())
-    if biased < unbiased:
-        assert "with b_f = 1 is ahead" in text, text
-    else:
-        assert "with b_f = 1 is behind" in text or "no head start" in text, text
+    ahead = "with $b_f = 1$ is ahead" in text
+    behind = "with $b_f = 1$ is behind" in text and "no head start" in text
+    assert (ahead, behind) == ((True, False) if biased < unbiased else (False, True)), text
 
 
 def test_the_plain_rnn_at_2_ends_below_its_d2l_rate(html, compare):
@@ -113,3 +107,40 @@ def test_the_plain_rnn_at_2_ends_below_its_d2l_rate(html, compare):
     at_2, at_1 = numbers[-2], numbers[-1]
     assert at_2 < at_1, text
     assert "along the way" not in text
+
+
+def test_the_served_model_continues_it_has_as_the_samples_table_says(site, html):
+    """Issue 19's record: code/gru-trained.json, the GRU of d2l's configuration (seed 0,
+    epoch 50). A forward pass written here on its weights, float64, from its vocabulary
+    and preprocessing, gives the greedy continuation the page's samples table shows at
+    the last epoch."""
+    import json
+
+    import numpy as np
+
+    model = json.loads((site / "code" / "gru-trained.json").read_text("utf-8"))
+    assert model["config"]["seed"] == 0 and model["config"]["epochs"] == 50
+    W = {k: np.array(v, np.float64) for k, v in model["weights"].items()}
+    V, h = W["W_xz"].shape
+    assert V == len(model["vocab"]) == 28 and h == 32
+    assert sum(w.size for w in W.values()) == 6780
+    tables = [rows for cmd, rows in html_command_tables(html) if cmd == "python3 gru.py"]
+    samples = next(t for t in tables if t[0][:2] == ["epoch", "greedy"])
+    assert samples[-1][0] == "50"
+    shown = samples[-1][1].strip('"')
+
+    def sig(a):
+        return 1 / (1 + np.exp(-a))
+    ids = [model["vocab"].index(c) for c in re.sub("[^A-Za-z]+", " ", "it has").lower()]
+    H, n = np.zeros(h), len(ids)
+    for step in range(n + 19):                     # warm up on the prefix, then 20 characters
+        x = np.eye(V)[ids[step]]
+        Z = sig(x @ W["W_xz"] + H @ W["W_hz"] + W["b_z"])
+        R = sig(x @ W["W_xr"] + H @ W["W_hr"] + W["b_r"])
+        H = Z * H + (1 - Z) * np.tanh(x @ W["W_xh"] + (R * H) @ W["W_hh"] + W["b_h"])
+        if step >= n - 1:
+            ids.append(int(np.argmax(H @ W["W_hq"] + W["b_q"])))
+    continuation = "".join(model["vocab"][i] for i in ids)
+    assert " ".join(continuation.split()) == " ".join(shown.split())   # the page collapses runs of spaces
+    assert model["greedy"] == continuation
+    assert len(model["reach"]) == len(model["passage"]) == 256
