@@ -150,13 +150,13 @@ def summary(module, name):
     return first[:1].upper() + first[1:]
 
 
-def describe(exc):
-    """An exception in one line, with the deepest place in a served script or the
-    generator where it happened."""
+def describe(exc, generator_too=False):
+    """An exception in one line, with the deepest place in a served script or a chapter
+    module where it happened (generator_too: or anywhere in generator/, for its own bugs)."""
     machinery = ROOT / "generator"
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if f.filename.startswith(str(ROOT)) and (
-                  not f.filename.startswith(str(machinery))
+                  generator_too or not f.filename.startswith(str(machinery))
                   or f.filename.startswith(str(machinery / "chapters")))]
     where = ""
     if frames:
