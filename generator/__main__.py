@@ -61,7 +61,7 @@ def main(argv=None):
     def outcome():  # true whenever it is said: compares site/ with what it was
         if identity(site) == before:
             return "the site is as before"
-        return f"{os.path.relpath(site)}/ is this build's (it was in place already)"
+        return f"{os.path.relpath(site)}/ holds the new build, which was already in place"
 
     def after_failure():
         if args.command != "serve":
@@ -83,7 +83,8 @@ def main(argv=None):
             os.chdir(ROOT)  # git, as gh-deploy runs it, in the repository
         build(site, deploy=args.command == "deploy")
         print(f"generator: site built in {os.path.relpath(site)}/ "
-              f"({time.perf_counter() - started:.1f} s)")
+              + ("and published " if args.command == "deploy" else "")
+              + f"({time.perf_counter() - started:.1f} s)")
     except GeneratorError as exc:
         print(f"generator: error: {exc}", file=sys.stderr)
         after_failure()

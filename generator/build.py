@@ -44,7 +44,7 @@ def build(site_dir, deploy=False):
         try:
             mkbuild.build(cfg)
             if deploy:
-                _publish(cfg, collect)
+                _publish(cfg)  # still under the lock: no other build replaces site/ meanwhile
         finally:
             cfg.plugins.on_shutdown()
     except MkDocsException as exc:
@@ -58,28 +58,35 @@ def build(site_dir, deploy=False):
 
 
 def _git(*args):
+    """git in the repository: (exit status, what it printed on stdout and stderr)."""
     result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-    return result.stdout.strip() if result.returncode == 0 else None
+    return result.returncode, (result.stdout + result.stderr).strip()
 
 
-def _publish(cfg, collect):
-    """The built site committed to the local remote_branch and pushed, as gh-deploy does;
-    if that fails, the local branch is put back where it was and the failure is one line."""
-    from mkdocs.commands import gh_deploy
-    from mkdocs.exceptions import Abort
+def _publish(cfg):
+    """What `mkdocs gh-deploy --force` does (the same commit on the local remote_branch,
+    the same message, pushed with --force), except that a failure is one line and leaves
+    the local branch where it was."""
+    import ghp_import
+    import mkdocs
+    from mkdocs.commands.gh_deploy import default_message
 
     branch, remote = cfg.remote_branch, cfg.remote_name
     ref = f"refs/heads/{branch}"
-    before = _git("rev-parse", "--verify", "--quiet", ref)
-    said = len(collect.messages)
+    status, before = _git("rev-parse", "--verify", "--quiet", ref)
+    before = before if status == 0 else None
+    message = default_message.format(version=mkdocs.__version__,
+                                     sha=_git("rev-parse", "--short", "HEAD")[1])
     try:
-        gh_deploy.gh_deploy(cfg, force=True)
-    except Abort:
-        if _git("rev-parse", "--verify", "--quiet", ref) != before:
-            _git("update-ref", ref, before) if before else _git("update-ref", "-d", ref)
-        lines = [line.strip() for m in collect.messages[said:] for line in m.splitlines()
-                 if line.strip() and not line.startswith("Failed to deploy")]
+        ghp_import.ghp_import(cfg.site_dir, mesg=message, remote=remote, branch=branch,
+                              push=False, nojekyll=True)
+        status, said = _git("push", remote, branch, "--force")
+    except (ghp_import.GhpError, OSError, subprocess.CalledProcessError) as exc:
+        status, said = 1, getattr(exc, "message", None) or str(exc)
+    if status != 0:
+        _git("update-ref", ref, before) if before else _git("update-ref", "-d", ref)
+        lines = [line.strip() for line in said.splitlines() if line.strip()]
         why = next((line for line in lines if "rejected" in line), lines[-1] if lines else "")
-        raise GeneratorError(f"publishing to {remote}'s {branch} failed: {why or 'see git'}; "
-                             f"nothing was published, and the local branch {branch} is as it "
-                             "was") from None
+        raise GeneratorError(f"publishing to {remote}'s {branch} failed: {why or 'git said nothing'}"
+                             f"; nothing was published, and the local branch {branch} is as it "
+                             "was")

@@ -69,7 +69,7 @@ class _Warnings(logging.Handler):
 def _on_sigterm(signum, frame):
     staging = _state["staging"]
     where = "site/" if staging is None else f"{staging.target.name}/"
-    done = (f"{where} is this build's (it was already in place)"
+    done = (f"{where} holds the new build, which was already in place"
             if staging is not None and staging.swapped else f"{where} is as before")
     sys.stderr.write(f"generator: stopped by SIGTERM: its workers are stopped; {done}\n")
     sys.stderr.flush()

@@ -153,11 +153,8 @@ def summary(module, name):
 def describe(exc, generator_too=False):
     """An exception in one line, with the deepest place in a served script or a chapter
     module where it happened (generator_too: or anywhere in generator/, for its own bugs)."""
-    machinery = ROOT / "generator"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if f.filename.startswith(str(ROOT)) and (
-                  generator_too or not f.filename.startswith(str(machinery))
-                  or f.filename.startswith(str(machinery / "chapters")))]
+    ours = (str(CODE), str(ROOT / "generator" / ("" if generator_too else "chapters")))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(ours)]
     where = ""
     if frames:
         f = frames[-1]
