@@ -131,5 +131,9 @@ def on_post_build(config):
         return
     if config.strict and _state["warnings"].count:
         return  # MkDocs aborts the build right after this; site/ stays as it was
-    staging.swap()
+    try:
+        staging.swap()
+    except OSError as exc:
+        raise _plugin_error(f"cannot put the new site in place of {staging.target}: "
+                            f"{exc.strerror or exc}") from None
     config.site_dir = str(staging.target)  # what gh-deploy publishes: the new site/

@@ -153,12 +153,12 @@ class Staging:
                 os.rename(self.target, old)
                 os.rename(self.tmp, self.target)
             self.swapped = True
-            self.tmp = None
-        if old is not None:
-            _remove(old)
+            self.tmp = old  # what is left to remove: the old site, or nothing
+        self.discard()
 
     def discard(self):
-        """Remove this build's folder if it was not swapped in (a failed build)."""
+        """Remove what this build left beside the target: its folder if it was not swapped
+        in (a failed build), or the old site if it was."""
         if self.tmp is not None:
             _remove(self.tmp)
             self.tmp = None
