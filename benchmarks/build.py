@@ -9,8 +9,9 @@ cold      a copy of the project with no page cache: every chapter's worker runs
 chapter   one chapter module edited (a comment): that chapter's worker runs again.
 warm      `make build` with nothing changed.
 mkdocs    `mkdocs build` with nothing changed (the hook, without make's lock and swap).
-bare      MkDocs alone (no generator hook) on the generated tree the hook exports:
-          the floor a warm build is compared with.
+bare      MkDocs alone (no generator hook) on the generated tree, exported once by
+          benchmarks/export_hook.py listed after the generator's hook: the same
+          pages and files, the floor a warm build is compared with.
 
 Warm, mkdocs and bare runs take turns, so machine noise hits all alike; the
 figures are medians; the ratio warm / bare has a goal of at most 1.2.
@@ -56,6 +57,16 @@ def copy(dest):
     return dest
 
 
+def export_config(project):
+    """mkdocs.yml with benchmarks/export_hook.py right after the generator's hook."""
+    text = (project / "mkdocs.yml").read_text("utf-8")
+    line = next(line for line in text.splitlines() if line.startswith("  - generator/hook.py"))
+    hook = ROOT / "benchmarks" / "export_hook.py"
+    path = project / "mkdocs-export.yml"
+    path.write_text(text.replace(line, f"{line}\n  - {hook}", 1), "utf-8")
+    return path
+
+
 def bare_config(project, exported):
     """mkdocs.yml for the exported tree, without the generator hook."""
     text = (project / "mkdocs.yml").read_text("utf-8")
@@ -90,8 +101,8 @@ def main(argv=None):
         chapter = timed(["make", "build"], project, env)
 
         exported = tmp / "exported"
-        timed([BIN / "mkdocs", "build", "--site-dir", tmp / "site-export"], project,
-              {**env, "RNN_EXPLAINER_EXPORT": str(exported)})
+        timed([BIN / "mkdocs", "build", "-f", export_config(project), "--site-dir",
+               tmp / "site-export"], project, {**env, "BENCH_EXPORT": str(exported)})
         bare_yml = bare_config(project, exported)
         runs = {"warm": [], "mkdocs": [], "bare": []}
         for _ in range(args.repeat):
