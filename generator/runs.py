@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import FORMAT, digest, sha256
-from .chapter import CODE, ROOT, GeneratorError
+from .chapter import CODE, ROOT, GeneratorError, log
 from .tables import command
 
 REQUIRED = ("REPORTS", "DEFAULT", "OPTIONS", "add_options", "Printer", "parse_args", "run",
@@ -179,19 +179,19 @@ def run_key(module, data, argv):
                    "numpy": version("numpy")})
 
 
-def run_command(module, name, argv, data, cache, log=print):
+def run_command(module, name, argv, data, cache):
     """The Run of `python3 <name> <argv>`, from the cache or computed here and stored."""
     cmd = command(name, argv)
     key = run_key(module, data, argv)
     value = cache.load(name, key)
     if value is None:
-        value = _compute(module, name, argv, cmd, log)
+        value = _compute(module, name, argv, cmd)
         cache.store(name, key, value)
     return Run(cmd, value["text"], value["tables"], Record(value["records"], f"`{cmd}`"),
                value["seconds"])
 
 
-def _compute(module, name, argv, cmd, log):
+def _compute(module, name, argv, cmd):
     where = f"docs/code/{name}"
     err = io.StringIO()
     try:

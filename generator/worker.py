@@ -31,7 +31,7 @@ from pathlib import Path  # noqa: E402
 from . import chapter as registry  # noqa: E402
 from . import codepage, runs  # noqa: E402
 from .cache import RunCache, sha256  # noqa: E402
-from .chapter import GENERATOR, ROOT, GeneratorError, log  # noqa: E402
+from .chapter import GENERATOR, ROOT, GeneratorError  # noqa: E402
 from .context import Context  # noqa: E402
 from .tables import command, command_table, console_block, format_value  # noqa: E402
 
@@ -52,7 +52,7 @@ def compute(job, out, doing=lambda what: None):
     def get_run(argv):
         if argv not in memo:
             doing(f"running `{command(name, argv)}`")
-            run = runs.run_command(script, name, argv, data, cache, log)
+            run = runs.run_command(script, name, argv, data, cache)
             for table, text in run.tables.items():
                 check_numbers(name, run.command, table, text)
             memo[argv] = run
