@@ -262,13 +262,15 @@ def test_killed_build(project):
     a pipe only the build holds), site/ is unchanged, and the next build removes the
     half-built folder the killed one left."""
     before = tree_digest(project / "site")
+    script = project / "docs" / "code" / "rnn.py"
+    original = script.read_bytes()
     proc = build_with_a_sleeping_worker(project, seconds=120)
     proc.kill()
     proc.communicate(timeout=60)
     assert wait_until_gone(proc, 10) == [], "a worker outlived the killed build"
     assert tree_digest(project / "site") == before
     assert [p.name for p in project.iterdir() if p.name.startswith(".site.tmp-")] != []
-    edit(project / "docs" / "code" / "rnn.py", "    import time; time.sleep(120)\n", "")
+    script.write_bytes(original)
     result = build(project)
     assert result.returncode == 0, result.stderr
     assert tree_digest(project / "site") == before
@@ -305,7 +307,7 @@ def test_nan_in_a_table(project):
     edit(project / "docs" / "code" / "rnn.py", 'f"{e.survives:.6e}"',
          'f"{e.survives * float(\'nan\'):.6e}"')
     fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` prints table 'example' "
-                           "with 'nan' in column 'factor^47', row 1 (per-step factor 0.5): a "
+                           "with 'nan' in column 'factor^47', row 1 (per-step factor 0.01): a "
                            "table on the site shows finite numbers only")
 
 
@@ -318,7 +320,7 @@ def test_plain_mkdocs_build_that_fails(project):
     result = subprocess.run([mkdocs, "build"], cwd=project, capture_output=True, text=True,
                             timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 1, result.stderr
-    assert "Aborted with 1 warnings in strict mode!" in result.stderr
+    assert "Aborted with 1 warnings in strict mode!" in result.stdout + result.stderr
     assert tree_digest(project / "site") == before
     assert [p.name for p in project.iterdir() if p.name.startswith(".site.")] == []
 

@@ -6,10 +6,12 @@ hash is part of a run's key). Tested on a throwaway chapter whose script counts 
 words of its data file, in a copy of the project with a run cache of its own."""
 
 import re
+import shutil
 
 import pytest
 
-from helpers import ROOT, build, copy_project, edit
+from helpers import build, copy_project, edit
+from generator.cache import run_cache_dir
 from generator.runs import HARNESS, harness_lines
 
 SCRIPT = '''\
@@ -94,7 +96,10 @@ def toy(tmp_path):
     nav = (copy / "mkdocs.yml").read_text("utf-8")
     last = [line for line in nav.splitlines() if line.startswith('      - "1')][-1]
     edit(copy / "mkdocs.yml", last + "\n", last + '\n      - "99. Words": ch99-toy.md\n')
-    return copy, {"RNN_EXPLAINER_CACHE": str(tmp_path / "runs")}
+    runs = tmp_path / "runs"  # the toy's runs stay out of the reader's run cache; the
+    if (run_cache_dir() / "runs").is_dir():  # other chapters' are copied, never retrained
+        shutil.copytree(run_cache_dir() / "runs", runs / "runs")
+    return copy, {"RNN_EXPLAINER_CACHE": str(runs)}
 
 
 def words_shown(copy):
