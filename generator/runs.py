@@ -13,7 +13,6 @@ the flags are unchanged. This runs only in a worker process (worker.py), so a
 script is imported afresh every time something it shows is recomputed.
 """
 
-import ast
 import contextlib
 import dataclasses
 import importlib.util
@@ -126,22 +125,17 @@ def load_script(name):
     module = importlib.util.module_from_spec(spec)
     module.site_sha256 = sha256(source)
     try:
-        tree = ast.parse(source, str(path))
-        # before it runs: the harness reads its name from the docstring when imported
-        doc = (ast.get_docstring(tree) or "").strip()
-        if not doc.startswith(f"{name}: "):
-            raise GeneratorError(f"{where}: has no docstring starting '{name}: ' (its first "
-                                 f"line, '{name}: what it works through.', is the code page's "
-                                 "summary)")
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(tree, str(path), "exec"), module.__dict__)
-    except GeneratorError:
-        raise
+            exec(compile(source, str(path), "exec"), module.__dict__)
     except SystemExit as exc:
         raise GeneratorError(f"{where}: calls sys.exit({exc.code!r}) when imported; keep it "
                              "behind `if __name__ == \"__main__\":`") from None
     except Exception as exc:  # a script that fails to import is a build failure
         raise GeneratorError(f"{where}: failed to import: {describe(exc)}") from None
+    doc = (module.__doc__ or "").strip()
+    if not doc.startswith(f"{name}: "):
+        raise GeneratorError(f"{where}: has no docstring starting '{name}: ' (its first line, "
+                             f"'{name}: what it works through.', is the code page's summary)")
     missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
         raise GeneratorError(f"{where}: defines no {', '.join(missing)} (every served script "
