@@ -13,7 +13,7 @@ STYLES = {"GRU": "-", "LSTM (b_f 0)": "--", "LSTM (b_f 1)": "-.", "plain RNN": "
 
 @CHAPTER.diagram
 def gru_cell(ctx):
-    return diagrams.gru_cell(notation="d2l", id_prefix="gru-cell-d2l",
+    return diagrams.gru_cell(letters="upper", id_prefix="gru-cell-d2l",
                              title="The GRU cell in d2l's notation")
 
 
