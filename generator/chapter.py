@@ -21,6 +21,7 @@ notebook of every script, the navigation's Code section, and the tests.
 
 import importlib
 import re
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,12 @@ PRODUCER_KINDS = {"figure": "block", "diagram": "block", "widget": "block", "blo
 
 class GeneratorError(Exception):
     """A failure the user can act on; its message names the file and the cause."""
+
+
+def log(message):
+    """A line on stderr, in one write: the lines of parallel workers do not interleave."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 @dataclass
