@@ -479,7 +479,7 @@ def build_record(*argv):
     from generator.cache import RunCache
 
     module = runs.load_script("memory.py")
-    run = runs.run_command(module, "memory.py", tuple(argv), (), RunCache(), log=lambda m: None)
+    run = runs.run_command(module, "memory.py", tuple(argv), (), RunCache())
     return run.records.plain()[argv[0].lstrip("-")], run.tables
 
 
