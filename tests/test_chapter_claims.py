@@ -357,3 +357,19 @@ def test_the_tables_a_plot_shows_are_one_click_away(site):
     first_gradient = next(p for p in page.select("p.command")
                           if p.get_text(strip=True).endswith("--gradient"))
     assert first_gradient.find_parent("details") is not None
+
+
+def test_references_to_exercises_name_the_exercise_they_mean(site):
+    """'(exercise N)' beside a claim about the budget, the batched trainer or partial
+    solutions names the exercise that runs that command (the exercises were renumbered
+    once and two references kept their old numbers)."""
+    page = soup(PAGE)
+    exercises = page.find("h2", id="exercises").find_next("ol").find_all("li", recursive=False)
+    text = text_of(page.find("article"))
+    wanted = {"four times the budget": "--steps 6000", "which the extra steps helped":
+              "--steps 6000", "checks against the first": "--agree", "find such seeds in 15.2":
+              "--steps 6000"}
+    for phrase, command in wanted.items():
+        where = text.lower().index(phrase.lower())
+        n = int(re.search(r"exercise (\d+)", text[where:where + 300]).group(1))
+        assert command in text_of(exercises[n - 1]), (phrase, n)
