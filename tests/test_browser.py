@@ -696,18 +696,21 @@ def test_code_lines_too_long_for_the_page_show_that_they_scroll(browser, server,
             "with nothing at its edge to show it")
 
 
+A4 = {"width": 794, "height": 1123}  # CSS pixels: the paper a page prints on
+
+
 @pytest.mark.parametrize("page_path", CHAPTER_PAGES)
 @both
 def test_printing_opens_the_answers_darkens_links_and_wraps_code(browser, server, page_path,
                                                                  theme):
-    context = browser.new_context(color_scheme=theme)
+    context = browser.new_context(color_scheme=theme, viewport=A4)
     try:
         page = context.new_page()
         page.goto(server.url + page_path, wait_until="networkidle")
         closed = page.evaluate("[...document.querySelectorAll('.md-typeset details')]"
                                ".filter((d) => !d.open).length")
+        page.add_style_tag(content="* { transition: none !important; }")  # colours at once
         page.emulate_media(media="print")
-        page.wait_for_timeout(400)  # Material's links fade their colour in 0.125 s
         hidden = page.evaluate("""() => [...document.querySelectorAll('.md-typeset details')]
           .flatMap((d) => [...d.children].filter((c) => c.tagName !== 'SUMMARY'))
           .filter((c) => !c.checkVisibility()).map((c) => c.textContent.trim().slice(0, 40))""")
