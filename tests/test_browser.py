@@ -36,8 +36,10 @@ PHONE = {"width": 390, "height": 844}
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sigma|tanh|odot|mathbf|mathrm|"
                      r"sum|prod|cdot|partial|begin|end|left|right|top|times|text)\b")
 
-# Collected in the page once it has loaded. Details are opened and the blocks of
-# content tabs shown, so that nothing is hidden from the checks by the layout alone;
+# Collected in the page once it has loaded. Details are opened, the blocks of content
+# tabs shown and the blocks off the screen laid out (site.css skips them until a reader
+# scrolls near: content-visibility), so that nothing is hidden from the checks by the
+# layout alone;
 # code and pre are hidden while the text is read (they may hold backslashes and
 # `$ ` prompts legitimately) and shown again.
 COLLECT_JS = """() => {
@@ -66,7 +68,8 @@ COLLECT_JS = """() => {
 REVEAL_JS = """() => {
   document.querySelectorAll('details').forEach((d) => { d.open = true; });
   const style = document.createElement('style');
-  style.textContent = '.tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }';
+  style.textContent = '.tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }'
+    + ' .md-content__inner > * { content-visibility: visible !important; }';
   document.head.appendChild(style);
 }"""
 
@@ -487,6 +490,28 @@ def test_on_a_phone_nothing_runs_off_the_screen(phone_visits, page_path):
     assert seen["width"] <= seen["vw"], f"/{page_path} is {seen['width']} px wide at 390 px"
     assert not seen["clipped"], f"/{page_path}: formulas cut off: {seen['clipped'][:5]}"
     assert not seen["titleCut"], f"/{page_path}: the header's title is cut off"
+
+
+SKIPPED_JS = """() => { const blocks = [...document.querySelectorAll('.md-content__inner > *')];
+  return {blocks: blocks.length, headings: blocks.filter((b) => /^H[1-6]$/.test(b.tagName))
+            .filter((b) => !b.checkVisibility({contentVisibilityAuto: true})).length,
+          skipped: blocks.filter((b) => !b.checkVisibility({contentVisibilityAuto: true})).length};
+}"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_a_chapter_lays_out_only_what_is_near_the_screen(browser, server, page_path):
+    """On a phone a chapter opens with its far blocks skipped (content-visibility: auto,
+    site.css), which halves the main thread's work as it opens; its headings never are."""
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        seen = page.evaluate(SKIPPED_JS)
+    finally:
+        context.close()
+    assert seen["skipped"] > seen["blocks"] // 2, seen
+    assert seen["headings"] == 0, seen
 
 
 @pytest.mark.parametrize("page_path", CHAPTER_PAGES)
