@@ -125,6 +125,16 @@ def test_plot_that_fails(project):
                            "ValueError: no room for the legend (at generator/chapters/ch13_gated.py:")
 
 
+def test_served_record_whose_usage_fails(project):
+    """The lines the code page shows under a served file run at build time: broken, they
+    stop the build, naming the file and the error."""
+    edit(project / "generator" / "chapters" / "ch14_gru_lm.py",
+         "print(gru.predict(params, 'gru', 'it has', 20))",
+         "print(gru.predict(params, 'gru', 'it has', 20, 0.5))")
+    fails_cleanly(project, "generator/chapters/ch14_gru_lm.py: the usage of code/gru-trained.json "
+                           "failed: AttributeError: 'NoneType' object has no attribute 'random'")
+
+
 def test_chapter_module_that_does_not_import(project):
     edit(project / "generator" / "chapters" / "ch12_rnn.py", "CHAPTER = Chapter(",
          "x = 1 / 0\nCHAPTER = Chapter(")

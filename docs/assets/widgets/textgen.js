@@ -159,7 +159,7 @@ RW.define("textgen", function (figure, d, kit) {
   var greedyOut = el("p", { "class": "rw-text" });
   var sampledOut = el("p", { "class": "rw-text" });
   var topList = el("ol", { "class": "rw-top" });
-  var python = el("pre", { "class": "rw-python" });
+  var python = el("pre", { "class": "rw-python", tabindex: 0 });  // scrolls on a phone: by keys too
   var results = el("div", { "class": "rw-results", hidden: true }, [
     el("p", { "class": "rw-label", text: "Greedy (the likeliest character each time):" }), greedyOut,
     el("p", { "class": "rw-label", "data-value": "sampled-label" }), sampledOut,
