@@ -23,6 +23,7 @@ notebook of every script, the navigation's Code section, and the tests.
 
 import importlib
 import re
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,12 @@ class Served:
     argv: Tuple[str, ...]  # the command whose record it is: ("--export",)
     about: str  # what it holds, markdown, one paragraph
     usage: str  # Python run beside the file; what it prints is shown under it
+
+
+def log(message):
+    """A line on stderr, in one write: the lines of parallel workers do not interleave."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 @dataclass

@@ -12,10 +12,17 @@ What the page's chapter module draws (generator/chapters/<page>.py):
     <!-- gen widget decay_widget -->  an interactive figure (added by JavaScript; none without)
     <!-- gen block timing -->     any block     <!-- gen inline setup -->       inline text
 
+What the site makes from its chapter registry (generator/site.py), on the pages
+each such producer serves (the home page, every chapter's page):
+
+    <!-- gen site chapters -->    the home page's chapter cards
+    <!-- gen site run -->         a chapter's "run it yourself" lines, Colab included
+
 A table, an output, a figure, a diagram and a block stand alone on their line;
 a value and an inline marker stand inside a sentence. Anything that starts like
 a marker (``<!-- gen``) but does not parse is an error, with the file and the
-line. Markers written inside code (spans or fenced blocks) are documentation.
+line. Markers written inside code (spans, fenced blocks, or blocks indented four
+spaces deeper than the text they stand in) are documentation.
 
 A value's format is a Python format spec (``:.4f``, ``:,``, ``:.1%``) or one of
 ``sci`` (two significant digits, ``7.1 × 10⁻¹⁵`` with a real superscript),
@@ -34,6 +41,9 @@ from .tables import command
 START = re.compile(r"<!--\s*gen\b")  # anything that claims to be a marker
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[ \t]*$", re.M | re.S)  # fenced code
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)  # inline code
+# What opens a block whose body is indented four spaces: an admonition or a details block,
+# a tab, a list item, a footnote, a definition. Inside it, code is indented four more.
+CONTAINER = re.compile(r"(!!!|\?\?\?\+?|===)[ \t]|[-*+][ \t]|\d+[.)][ \t]|\[\^[^\]]+\]:|:[ \t]")
 BODY = re.compile(r"<!--\s*gen\s+(.*?)\s*-->", re.S)
 NAME = r"[a-z][a-z0-9_]*"
 FIELD = r"[A-Za-z_][A-Za-z0-9_]*"  # a record's field: h_1, C_t, W_xz
@@ -45,11 +55,12 @@ RUN_MARKERS = {
     "output": re.compile(rf"output\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
 }
 PRODUCER_MARKER = re.compile(rf"(?P<kind>{'|'.join(PRODUCER_KINDS)})\s+(?P<name>{NAME})$")
+SITE_MARKER = re.compile(rf"site\s+(?P<name>{NAME})$")  # placed as its producer says
 PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_KINDS}
 EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
             "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
-            "<!-- gen output from SCRIPT.py [FLAGS] -->, or "
-            "<!-- gen figure|diagram|widget|block|inline NAME -->")
+            "<!-- gen output from SCRIPT.py [FLAGS] -->, "
+            "<!-- gen figure|diagram|widget|block|inline NAME -->, or <!-- gen site NAME -->")
 
 
 @dataclass(frozen=True)
@@ -79,16 +90,49 @@ class Marker:
         return f"{self.kind} {self.name}{fmt} from {command(self.script, self.argv)}"
 
 
+def _blank(text):
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _mask_indented(text):
+    """The text with its indented code blocks blanked out: after a blank line, lines
+    indented four spaces more than the body of the block they stand in (none at the top
+    level; an admonition's or a list item's, four deeper than its first line), as
+    Python-Markdown reads them. A line indented less after a blank line closes the
+    blocks it is outside of; without a blank line before it, it continues a paragraph."""
+    out, bodies, blank, code = [], [], True, False
+    for line in text.splitlines(keepends=True):
+        expanded = line.rstrip("\n").expandtabs(4)
+        if not expanded.strip():
+            out.append(line)
+            blank = True
+            continue
+        indent = len(expanded) - len(expanded.lstrip())
+        if blank:
+            while bodies and bodies[-1] > indent:
+                bodies.pop()
+        code = indent >= (bodies[-1] if bodies else 0) + 4 and (blank or code)
+        if code:
+            out.append(_blank(line))
+        else:
+            out.append(line)
+            if CONTAINER.match(expanded, indent):
+                bodies.append(indent + 4)
+        blank = False
+    return "".join(out)
+
+
 def _mask_code(text):
     """The text with code blocks and code spans blanked out (same length): a marker
     written inside code is documentation, not a marker."""
-    def blank(m):
-        return re.sub(r"[^\n]", " ", m.group(0))
-    return CODE_SPAN.sub(blank, FENCE.sub(blank, text))
+    text = FENCE.sub(lambda m: _blank(m.group(0)), text)
+    return CODE_SPAN.sub(lambda m: _blank(m.group(0)), _mask_indented(text))
 
 
-def parse(page, text):
-    """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed."""
+def parse(page, text, site=False):
+    """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed.
+    The site's markers (<!-- gen site NAME -->) are left out, or with site=True are the only
+    ones returned: generator/site.py fills them, the chapters' scripts and modules the rest."""
     markers = []
     for m in START.finditer(_mask_code(text)):
         line = text.count("\n", 0, m.start()) + 1
@@ -100,6 +144,8 @@ def parse(page, text):
             fields = RUN_MARKERS[kind].match(body)
         elif kind in PRODUCER_KINDS:
             fields = PRODUCER_MARKER.match(body)
+        elif kind == "site":
+            fields = SITE_MARKER.match(body)
         if not full or not fields:
             shown = text[m.start(): full.end() if full else m.start() + 60].splitlines()[0]
             raise GeneratorError(f"docs/{page}:{line}: malformed marker {shown!r}; "
@@ -119,8 +165,9 @@ def parse(page, text):
         alone = text[line_start:m.start()].strip() == "" and text[full.end():line_end].strip() == ""
         markers.append(Marker(page, line, full.group(0), kind, groups.get("name") or "",
                               groups.get("fmt"), script, argv, alone, full.start(), full.end()))
+    markers = [mk for mk in markers if (mk.kind == "site") == site]
     for mk in markers:
-        placement = PLACEMENT[mk.kind]
+        placement = PLACEMENT.get(mk.kind)  # a site marker's is its producer's (site.py)
         if placement == "block" and not mk.alone:
             raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
                                  "put it on a line of its own")
