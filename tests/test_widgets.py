@@ -664,8 +664,10 @@ def test_without_javascript_the_page_is_as_built(tab, page_path):
     for n in range(plots.count()):
         img = plots.nth(n)
         if img.get_attribute("src").endswith("#only-light"):
-            img.scroll_into_view_if_needed()
-            assert img.is_visible() and img.evaluate("(i) => i.complete && i.naturalWidth > 0")
+            img.scroll_into_view_if_needed()  # laid out, then loaded, a frame or two later
+            img.wait_for(state="visible", timeout=5000)  # (site.css: content-visibility: auto)
+            t.page.wait_for_function("(i) => i.complete && i.naturalWidth > 0",
+                                     arg=img.element_handle(), timeout=5000)
     assert t.page.locator("figure.diagram svg").count() == html.count('<figure class="diagram"')
     assert t.page.locator(".rw-figure").count() == 0
     heights = t.page.locator(".rw-widget").evaluate_all("hs => hs.map((h) => h.offsetHeight)")
