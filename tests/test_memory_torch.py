@@ -1,49 +1,29 @@
-"""memory.py against PyTorch: the cells' forward pass and every gradient against autograd
-on the same weights, and the script's Adam against torch.optim.Adam. Collected only where
+"""memory.py against PyTorch: both models' forward pass and every gradient against autograd
+on the same weights (the one-network model, and the batched one with networks of two lags
+side by side), and the script's Adam against torch.optim.Adam. Collected only where
 PyTorch is installed (`make test-torch`)."""
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from helpers import load_script
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("memory_under_test", ROOT / "docs" / "code" / "memory.py")
-memory = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(memory)
+torch = pytest.importorskip("torch")
+memory = load_script("memory.py")
 
 pytestmark = pytest.mark.torch
 
 
-def random_problem(cell, seed=0, models=2, B=3, T=5, hidden=3, scale=0.5):
-    """Random float64 weights (model axis first), tokens anywhere in the vocabulary."""
-    rng = np.random.default_rng(seed)
-    biases = tuple(range(models)) if cell == "lstm" else (None,)
-    seeds = (0,) if cell == "lstm" else tuple(range(models))
-    p = memory.init_params(cell, seeds, biases, "float64", hidden)
-    p = {name: scale * rng.standard_normal(w.shape) for name, w in p.items()}
-    X = rng.integers(0, memory.V, (T, models, B))
-    Y = rng.integers(0, memory.K, (models, B))
-    return p, X, Y
-
-
-@pytest.mark.parametrize("cell", ["rnn", "lstm", "gru"])
-def test_forward_and_backward_match_torch_autograd(cell):
-    p, X, Y = random_problem(cell, seed=11, models=2, B=4, T=7, hidden=5)
-    losses, _, grads = memory.loss_and_grads(cell, p, X, Y)
-    P = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
-    T, M, B = X.shape
-    onehot = torch.nn.functional.one_hot(torch.as_tensor(X), memory.V).double()  # (T, M, B, V)
-    H = torch.zeros(M, B, P["W_hq"].shape[1], dtype=torch.float64)
+def torch_loss(cell, P, X, Y):
+    """Mean cross-entropy of one network (tensors P by d2l name) on X (B, T), Y (B,)."""
+    x_all = torch.nn.functional.one_hot(torch.as_tensor(X), memory.V).double()  # (B, T, V)
+    H = torch.zeros(X.shape[0], P["W_hq"].shape[0], dtype=torch.float64)
     C = torch.zeros_like(H)
 
     def gate(g, x, H_in):
-        return x @ P["W_x" + g] + H_in @ P["W_h" + g] + P["b_" + g][:, None, :]
+        return x @ P["W_x" + g] + H_in @ P["W_h" + g] + P["b_" + g]
 
-    for t in range(T):
-        x = onehot[t]
+    for t in range(X.shape[1]):
+        x = x_all[:, t]
         if cell == "rnn":
             H = torch.tanh(gate("h", x, H))
         elif cell == "lstm":
@@ -52,16 +32,52 @@ def test_forward_and_backward_match_torch_autograd(cell):
             H = O * torch.tanh(C)
         else:
             Z, R = torch.sigmoid(gate("z", x, H)), torch.sigmoid(gate("r", x, H))
-            H_tilde = torch.tanh(x @ P["W_xh"] + (R * H) @ P["W_hh"] + P["b_h"][:, None, :])
+            H_tilde = torch.tanh(x @ P["W_xh"] + (R * H) @ P["W_hh"] + P["b_h"])
             H = Z * H + (1 - Z) * H_tilde
-    logits = H @ P["W_hq"] + P["b_q"][:, None, :]
-    per_model = torch.stack([torch.nn.functional.cross_entropy(logits[m],
-                                                               torch.as_tensor(Y[m]))
-                             for m in range(M)])
-    per_model.sum().backward()
-    assert np.allclose(losses, per_model.detach().numpy(), rtol=1e-12)
+    logits = H @ P["W_hq"] + P["b_q"]
+    return torch.nn.functional.cross_entropy(logits, torch.as_tensor(Y))
+
+
+@pytest.mark.parametrize("cell", ["rnn", "lstm", "gru"])
+def test_the_one_network_model_matches_torch_autograd(cell):
+    rng = np.random.default_rng(11)
+    p = {k: 0.5 * rng.standard_normal(w.shape)
+         for k, w in memory.init_params(cell, 0, hidden=5).items()}
+    X, Y = rng.integers(0, memory.V, (4, 7)), rng.integers(0, memory.K, 4)
+    loss, _, grads, _ = memory.loss_and_grads(p, cell, X, Y)
+    P = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
+    want = torch_loss(cell, P, X, Y)
+    want.backward()
+    assert loss == pytest.approx(want.item(), rel=1e-12)
     for name, w in P.items():
         assert np.allclose(grads[name], w.grad.numpy(), rtol=1e-9, atol=1e-12), name
+
+
+@pytest.mark.parametrize("cell", ["rnn", "lstm", "gru"])
+def test_the_batched_model_matches_torch_autograd_network_by_network(cell):
+    rng = np.random.default_rng(12)
+    b_f = (0.0, 1.0) if cell == "lstm" else (None, None)
+    S = memory.make_stack(cell, [(b_f[0], 0, 6), (b_f[1], 1, 3)], hidden=5)
+    theta, P = memory.stack_params(S, "float64")
+    theta[:] = 0.5 * rng.standard_normal(theta.shape)
+    X, Y = rng.integers(0, memory.V, (S.T, 2, 4)), rng.integers(0, memory.K, (2, 4))
+    _, G = memory.stack_params(S, theta=np.empty_like(theta))
+    losses, _ = memory.stack_loss_and_grads(S, P, X, Y, G)
+    for m in range(2):
+        net = {}
+        for k, g in enumerate(memory.GATES[cell]):
+            net["W_x" + g], net["W_h" + g], net["b_" + g] = P["W_x"][k, m], P["W_h"][k, m], P["b"][k, m]
+        net["W_hq"], net["b_q"] = P["W_hq"][m], P["b_q"][m]
+        T = {k: torch.tensor(v.copy(), requires_grad=True) for k, v in net.items()}
+        want = torch_loss(cell, T, X[S.start[m]:, m].T, Y[m])
+        want.backward()
+        assert losses[m] == pytest.approx(want.item(), rel=1e-12)
+        for k, g in enumerate(memory.GATES[cell]):
+            for ours, name in ((G["W_x"][k, m], "W_x" + g), (G["W_h"][k, m], "W_h" + g),
+                               (G["b"][k, m], "b_" + g)):
+                assert np.allclose(ours, T[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
+        assert np.allclose(G["W_hq"][m], T["W_hq"].grad.numpy(), rtol=1e-9, atol=1e-12)
+
 
 def test_adam_matches_torch_optim_adam():
     rng = np.random.default_rng(1)

@@ -8,9 +8,8 @@ must name the first symbol. The answer depends on an input `lag` steps back
 and on nothing in between; a network that cannot carry it that far is left
 with chance, 1/K.
 
-The cells are d2l's (chapter 14, gru.py), with a leading model axis so that
-every seed (and, for the LSTM, every forget bias) is trained side by side as
-one batched computation:
+The cells are d2l's, in chapter 14's notation (the GRU's update gate Z near 1
+keeps the old state):
 
     plain RNN  H = tanh(X W_xh + H_prev W_hh + b_h)
     LSTM       I = sigma(X W_xi + H_prev W_hi + b_i)      input gate
@@ -23,43 +22,32 @@ one batched computation:
                H~ = tanh(X W_xh + (R * H_prev) W_hh + b_h)
                H = Z * H_prev + (1 - Z) * H~
 
-(the notation and the GRU convention of chapter 14 and d2l.ai: Z near 1 keeps
-the old state). X is the one-hot input, H_0 (and C_0) zero; the answer is read
-from the last state only, Y_hat = H_T W_hq + b_q, with softmax cross-entropy.
-Gradients are backpropagation through time written out by hand (--gradcheck
-checks each one against finite differences).
+X is the one-hot input, H_0 (and C_0) zero; the answer is read from the last
+state only, Y_hat = H_T W_hq + b_q, with softmax cross-entropy. Every cell gets
+the same rules, PyTorch's defaults rather than values tuned here: weights
+uniform(-1/sqrt(h), 1/sqrt(h)), biases zero except the LSTM's forget bias b_f
+(0, 1 or 2: the only difference between its three rows); Adam with learning
+rate 1e-3; the same budget and the same training sequences for every cell. Why
+this setting: chapter 15, and the pilot that chose it (served beside this file).
 
-Every cell gets the same rules, all of them PyTorch's defaults rather than
-values tuned here: weights uniform(-1/sqrt(h), 1/sqrt(h)) (nn.RNN's, nn.LSTM's
-and nn.GRU's rule), biases zero; Adam with learning rate 1e-3; the same budget
-(STEPS steps of BATCH fresh sequences) and the same training sequences for every
-cell. The LSTM's forget-gate bias b_f starts at 0, 1 or 2, the only difference
-between its three rows. Why this setting and not the site's SGD with clipping
-and d2l's normal(0, 0.01) weights: benchmarks/long_lag_pilot.py and chapter 15.
-
-The gradient reaching the first input (--gradient): x_1, the one-hot first
-symbol, taken as a real vector; for each test sequence, l is its cross-entropy
-and g_1 = ||dl/dx_1||, the Euclidean norm of the gradient of l with respect to
-x_1 (dl/dx_1 = W_x da_1, da_1 the gradient at step 1's pre-activations). The
-tables give its mean over the first GRADIENT_BATCH = 64 test sequences, computed
-in float64, at initialisation and after training, the median over seeds (every
-seed's value is in the record). A network that has
-learned has a small loss and so small gradients everywhere; the ratio
-g_1 / g_T, with g_T the same norm at the query x_T, says what share of the
-gradient arriving at the answer reaches back `lag` steps.
+The file reads top to bottom: the task; the model, one network at a time (each
+cell's step forward and backward, the loss, Adam, the training loop); the same
+model batched, which trains the page's 100 networks side by side (--agree
+trains networks both ways and compares them); what the site prints; the
+command line.
 
     python3 memory.py              what chapter 15 shows, in order (--task
-                                   --accuracy --curves --gradient), about 2.5 minutes
+                                   --accuracy --curves --gradient), 2 to 3 minutes
     python3 memory.py --task       step 1: the task and the training setting
     python3 memory.py --accuracy   step 2: test accuracy by cell and lag, every seed
     python3 memory.py --curves     step 3: learning curves at one long lag
     python3 memory.py --gradient   step 4: the gradient reaching the first input
     python3 memory.py --row --cell lstm --forget-bias 1 --lag 50
-                                   one cell at one lag, every seed (under 20 s up to
-                                   lag 100);
+                                   one cell at one lag, every seed (under a minute);
                                    --forget-bias only with --cell lstm (default 1)
     python3 memory.py --row --cell gru --lag 50 --steps 6000
                                    the same with another budget (default 1,500 steps)
+    python3 memory.py --agree      the batched trainer against the one-network model
     python3 memory.py --gradcheck  every hand-written gradient against central differences
 
 Training is float32 on one BLAS thread; the same command prints the same
@@ -96,7 +84,7 @@ D = 4  # distractor symbols, drawn at random between the symbol and the query
 QUERY = K + D  # token id of the query; symbols are 0..K-1, distractors K..K+D-1
 V = K + D + 1  # vocabulary size, the length of a one-hot input x_t
 LAGS = (5, 10, 20, 50, 100)  # steps from the symbol to the query
-SEEDS = 4  # seeds per cell and lag, trained side by side
+SEEDS = 4  # seeds per cell and lag
 h = 16  # hidden units
 BATCH = 32  # training sequences per step and seed
 STEPS = 1500  # optimiser steps (the budget), the same for every cell and lag
@@ -111,6 +99,7 @@ CURVE_LAG = 50  # the long lag whose learning curves --curves shows
 CURVE_SHOWN = (100, 200, 300, 500, 1000, 1500)  # checkpoints --curves prints
 GRADIENT_BATCH = 64  # test sequences the gradient at x_1 is averaged over
 MAX_LAG = 1000  # largest --lag accepted (a longer run would take minutes)
+FLUSH_EVERY = 4  # steps between two flushes of tiny gradients (flush_tiny_)
 
 CELLS = ("rnn", "lstm", "gru")
 GATES = {"rnn": "h", "lstm": "ifoc", "gru": "zrh"}  # d2l's parameter suffixes, per gate
@@ -141,257 +130,220 @@ def make_sequences(rng, n, lag):
     return X, first
 
 
-def seeds_sequences(key, seeds, n, lag, rngs=None):
-    """One batch per seed, from each seed's own generator: tokens (T, S, n) time-major
-    and answers (S, n). rngs: the generators to continue (training); None: fresh
-    ones for key (the fixed test set)."""
-    if rngs is None:
-        rngs = [np.random.default_rng([key, s, lag]) for s in seeds]
-    batches = [make_sequences(rng, n, lag) for rng in rngs]
-    X = np.stack([x for x, _ in batches], axis=1).transpose(2, 1, 0)  # (T, S, n)
-    Y = np.stack([y for _, y in batches])
-    return np.ascontiguousarray(X), Y
+def training_stream(seed, lag):
+    """The generator of seed's training sequences at lag: every cell reads the same."""
+    return np.random.default_rng([DATA_KEY, seed, lag])
+
+
+def test_set(seed, lag):
+    """The TEST fixed test sequences of seed at lag, and their answers."""
+    return make_sequences(np.random.default_rng([TEST_KEY, seed, lag]), TEST, lag)
 
 
 # ---------------------------------------------------------------------------
-# The cells, batched over models: every array has a leading model axis M
+# The model, one network at a time
 # ---------------------------------------------------------------------------
+#
+# One step of each cell, forward and backward, in d2l's notation. The B sequences
+# of a minibatch are the rows: X_t is (B,) token ids, one per sequence, H_prev the
+# previous state (B, h); W_x? is (V, h), W_h? (h, h), b_? (h,). X_t W_x? is row x
+# of W_x? for each sequence, because X_t is one-hot. Then the loss of a minibatch,
+# Adam and the training loop. This is the model the page describes; the build
+# trains the same networks with the batched code of the next section.
 
-def init_params(cell, seeds, forget_biases=(None,), dtype="float32", hidden=h):
-    """Parameters for each (b_f, seed) pair, b_f-major, named as in d2l: per gate ? an
-    input weight W_x? (V, h), a recurrent weight W_h? (h, h) and a bias b_? (h,), then
-    the output layer W_hq (h, K), b_q (K,). The rule, the same for every cell (PyTorch's
-    for nn.RNN, nn.LSTM, nn.GRU and nn.Linear(h, K)): every weight uniform(-a, a),
-    a = 1/sqrt(h); biases zero, except the LSTM's b_f. A seed draws the same weights
-    for every lag and every b_f."""
+def init_params(cell, seed, b_f=0.0, hidden=h):
+    """One network's parameters, named as in d2l: per gate ? an input weight W_x? (V, h),
+    a recurrent weight W_h? (h, h) and a bias b_? (h,), then the output layer W_hq (h, K)
+    and b_q (K,). The rule, the same for every cell (PyTorch's for nn.RNN, nn.LSTM, nn.GRU
+    and nn.Linear(h, K)): every weight uniform(-a, a), a = 1/sqrt(h); biases zero, except
+    the LSTM's forget bias b_f. A seed draws the same weights for every lag and b_f."""
+    rng = np.random.default_rng([INIT_KEY, seed])
     a = 1 / math.sqrt(hidden)
-    per_seed = []
-    for s in seeds:
-        rng = np.random.default_rng([INIT_KEY, s])
-        p = {}
-        for g in GATES[cell]:
-            p["W_x" + g] = rng.uniform(-a, a, (V, hidden))
-            p["W_h" + g] = rng.uniform(-a, a, (hidden, hidden))
-            p["b_" + g] = np.zeros(hidden)
-        p["W_hq"] = rng.uniform(-a, a, (hidden, K))
-        p["b_q"] = np.zeros(K)
-        per_seed.append(p)
-    params = {}
-    for name in per_seed[0]:
-        params[name] = np.stack([p[name] for b in forget_biases for p in per_seed])
+    p = {}
+    for g in GATES[cell]:
+        p["W_x" + g] = rng.uniform(-a, a, (V, hidden))
+        p["W_h" + g] = rng.uniform(-a, a, (hidden, hidden))
+        p["b_" + g] = np.zeros(hidden)
+    p["W_hq"] = rng.uniform(-a, a, (hidden, K))
+    p["b_q"] = np.zeros(K)
     if cell == "lstm":
-        b_f = [0.0 if b is None else b for b in forget_biases]  # None: zero, as every bias
-        params["b_f"][:] = np.repeat(b_f, len(seeds))[:, None]
-    return {name: p.astype(dtype) for name, p in params.items()}
+        p["b_f"][:] = b_f
+    return p
 
 
-def stack_gates(p, cell):
-    """The per-gate parameters side by side: W_x (M, V, g h), W_h (M, h, g h), b (M, g h)."""
-    gates = GATES[cell]
-    return (np.concatenate([p["W_x" + g] for g in gates], axis=-1),
-            np.concatenate([p["W_h" + g] for g in gates], axis=-1),
-            np.concatenate([p["b_" + g] for g in gates], axis=-1))
+def sigmoid(a):
+    """sigma(a) = 1 / (1 + exp(-a)), computed as (1 + tanh(a/2)) / 2: the same
+    function, and it never overflows."""
+    return 0.5 + 0.5 * np.tanh(0.5 * a)
 
 
-def unstack_gates(cell, dW_x, dW_h, db):
-    """Inverse of stack_gates, for the gradients."""
-    grads = {}
-    for k, g in enumerate(GATES[cell]):
-        part = slice(k * h_of(dW_h), (k + 1) * h_of(dW_h))
-        grads["W_x" + g], grads["W_h" + g], grads["b_" + g] = \
-            dW_x[..., part], dW_h[..., part], db[..., part]
-    return grads
+def one_hot(x):
+    """(B, V): row b is all zeros but a 1 in column x[b]."""
+    return np.eye(V)[x]
 
 
-def h_of(W_h):
-    return W_h.shape[-2]  # hidden size, read off a recurrent weight (M, h, g h)
+#   H = tanh(X W_xh + H_prev W_hh + b_h)
+
+def rnn_step(p, x, H_prev):
+    H = np.tanh(p["W_xh"][x] + H_prev @ p["W_hh"] + p["b_h"])
+    return H, (x, H_prev, H)
 
 
-def sigmoid_(a):
-    """sigma(a) = (1 + tanh(a/2)) / 2 in place, which never overflows."""
-    a *= 0.5
-    np.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
-    return a
+def rnn_step_backward(p, dH, cache, grads):
+    """Backward through one step. dH is dL/dH for the state this step made; adds the
+    step's share of every parameter's gradient to grads; returns dL/dH_prev and dL/dX_t
+    (B, V), the gradient reaching this step's input."""
+    x, H_prev, H = cache
+    dA = dH * (1 - H ** 2)                        # through tanh: tanh' = 1 - tanh^2
+    grads["W_xh"] += one_hot(x).T @ dA            # X^T dA adds each sequence's row of dA
+    grads["W_hh"] += H_prev.T @ dA                # to the row of its token
+    grads["b_h"] += dA.sum(axis=0)
+    return dA @ p["W_hh"].T, dA @ p["W_xh"].T
 
 
-def input_part(W_x, b, X, t=None):
-    """X_t W_x + b for every model: X is one-hot, so the product is a row lookup.
-    X: (T, M, B) token ids; all steps at once (T, M, B, g h), or step t only."""
-    M = W_x.shape[0]
-    table = W_x + b[:, None, :]  # (M, V, g h): row v is e_v W_x + b
-    models = np.arange(M)[:, None]
-    if t is None:
-        return table[models[None], X]
-    return table[models, X[t]]
+#   I = sigma(X W_xi + H_prev W_hi + b_i),  F = sigma(..f..),  O = sigma(..o..)
+#   C~ = tanh(X W_xc + H_prev W_hc + b_c)
+#   C = F * C_prev + I * C~,   H = O * tanh(C)
+
+def lstm_step(p, x, H_prev, C_prev):
+    I = sigmoid(p["W_xi"][x] + H_prev @ p["W_hi"] + p["b_i"])           # input gate
+    F = sigmoid(p["W_xf"][x] + H_prev @ p["W_hf"] + p["b_f"])           # forget gate
+    O = sigmoid(p["W_xo"][x] + H_prev @ p["W_ho"] + p["b_o"])           # output gate
+    C_tilde = np.tanh(p["W_xc"][x] + H_prev @ p["W_hc"] + p["b_c"])     # input node
+    C = F * C_prev + I * C_tilde                                        # memory cell
+    tanh_C = np.tanh(C)
+    H = O * tanh_C                                                      # hidden state
+    return H, C, (x, H_prev, C_prev, I, F, O, C_tilde, tanh_C)
 
 
-def cell_forward(cell, p, X, keep=True):
-    """Run the cell over X (T, M, B) token ids from a zero state. Returns the last
-    state H_T (M, B, h) and, if keep, what the backward pass needs."""
-    W_x, W_h, b = stack_gates(p, cell)
-    T, M, B = X.shape
-    hh = h_of(W_h)
-    A = input_part(W_x, b, X) if keep else None  # pre-activations, then gates, per step
-    H = np.zeros((M, B, hh), W_h.dtype)
-    C = np.zeros_like(H)  # LSTM memory cell
-    Hs, Cs, TCs, RHs = [H], [C], [], []  # H_0 .. H_T, C_0 .. C_T, tanh(C_t), R * H_prev
+def lstm_step_backward(p, dH, dC, cache, grads):
+    """dH, dC reach this step's H and C from later on. Returns dL/dH_prev, dL/dC_prev
+    and dL/dX_t."""
+    x, H_prev, C_prev, I, F, O, C_tilde, tanh_C = cache
+    dO = dH * tanh_C                              # H = O * tanh(C)
+    dC = dC + dH * O * (1 - tanh_C ** 2)          # C reaches the loss through H and C_next
+    dA = {"i": dC * C_tilde * I * (1 - I),        # C = F * C_prev + I * C~, then through
+          "f": dC * C_prev * F * (1 - F),         # sigma: sigma' = sigma (1 - sigma)
+          "o": dO * O * (1 - O),
+          "c": dC * I * (1 - C_tilde ** 2)}       # .. and through tanh
+    X = one_hot(x)
+    dH_prev = dX = 0
+    for g, dA_g in dA.items():
+        grads["W_x" + g] += X.T @ dA_g
+        grads["W_h" + g] += H_prev.T @ dA_g
+        grads["b_" + g] += dA_g.sum(axis=0)
+        dH_prev = dH_prev + dA_g @ p["W_h" + g].T  # H_prev feeds all four gates
+        dX = dX + dA_g @ p["W_x" + g].T            # and so does X_t
+    return dH_prev, dC * F, dX                    # C_prev reaches C through F only
+
+
+#   Z  = sigma(X W_xz + H_prev W_hz + b_z)          update gate
+#   R  = sigma(X W_xr + H_prev W_hr + b_r)          reset gate
+#   H~ = tanh(X W_xh + (R * H_prev) W_hh + b_h)     candidate state
+#   H  = Z * H_prev + (1 - Z) * H~                  new state
+
+def gru_step(p, x, H_prev):
+    Z = sigmoid(p["W_xz"][x] + H_prev @ p["W_hz"] + p["b_z"])                # update gate
+    R = sigmoid(p["W_xr"][x] + H_prev @ p["W_hr"] + p["b_r"])                # reset gate
+    H_tilde = np.tanh(p["W_xh"][x] + (R * H_prev) @ p["W_hh"] + p["b_h"])    # candidate state
+    H = Z * H_prev + (1 - Z) * H_tilde                                       # new state
+    return H, (x, H_prev, Z, R, H_tilde)
+
+
+def gru_step_backward(p, dH, cache, grads):
+    x, H_prev, Z, R, H_tilde = cache
+    dZ = dH * (H_prev - H_tilde)                  # H = Z * H_prev + (1 - Z) * H~
+    dA_h = dH * (1 - Z) * (1 - H_tilde ** 2)      # through H~ = tanh(..)
+    dRH = dA_h @ p["W_hh"].T                      # dL/d(R * H_prev)
+    dA = {"z": dZ * Z * (1 - Z), "r": dRH * H_prev * R * (1 - R), "h": dA_h}
+    X = one_hot(x)
+    dX = 0
+    for g, dA_g in dA.items():
+        grads["W_x" + g] += X.T @ dA_g
+        grads["b_" + g] += dA_g.sum(axis=0)
+        dX = dX + dA_g @ p["W_x" + g].T
+    grads["W_hz"] += H_prev.T @ dA["z"]
+    grads["W_hr"] += H_prev.T @ dA["r"]
+    grads["W_hh"] += (R * H_prev).T @ dA_h
+    dH_prev = (dH * Z + dRH * R                   # H_prev reaches H directly and through R,
+               + dA["z"] @ p["W_hz"].T + dA["r"] @ p["W_hr"].T)  # and through the two gates
+    return dH_prev, dX
+
+
+def step(p, cell, x, state):
+    """One step of any cell; state is H, or (H, C) for the LSTM. Returns the new
+    state, its H and the cache for step_backward."""
+    if cell == "lstm":
+        H, C, cache = lstm_step(p, x, *state)
+        return (H, C), H, cache
+    H, cache = (gru_step if cell == "gru" else rnn_step)(p, x, state)
+    return H, H, cache
+
+
+def step_backward(p, cell, dstate, cache, grads):
+    """Backward through one step of any cell: dstate is dL/dH (and dL/dC for the LSTM).
+    Returns dL/d(previous state) and dL/dX_t."""
+    if cell == "lstm":
+        dH_prev, dC_prev, dX = lstm_step_backward(p, *dstate, cache, grads)
+        return (dH_prev, dC_prev), dX
+    return (gru_step_backward if cell == "gru" else rnn_step_backward)(p, dstate, cache, grads)
+
+
+def log_softmax(Y_hat):
+    """log softmax over the last axis, shifted by each row's largest logit (no overflow)."""
+    shifted = Y_hat - Y_hat.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def loss_and_grads(p, cell, X, Y, need_grads=True):
+    """One network on a minibatch: X (B, T) token ids, Y (B,) the answers. The forward
+    pass over every step, the logits read from the last state, the loss (the mean
+    cross-entropy) and its accuracy; then, if need_grads, backpropagation through time.
+    Returns loss, accuracy, grads (a dict like p) and dL/dX_1, dL/dX_T (B, V), the
+    gradients reaching the first input and the query."""
+    B, T = X.shape
+    rows = np.arange(B)
+    H = np.zeros((B, len(p["W_hq"])))
+    state = (H, H) if cell == "lstm" else H
+    caches = []
     for t in range(T):
-        a = A[t] if keep else input_part(W_x, b, X, t)  # X_t W_x + b
-        if cell == "rnn":
-            a += H @ W_h  # + H_prev W_hh
-            H = np.tanh(a, out=a)  # H = tanh(..)
-        elif cell == "lstm":
-            a += H @ W_h  # + H_prev W_h?, the four gates in one product
-            IFO, Cc = a[..., :3 * hh], a[..., 3 * hh:]
-            sigmoid_(IFO)  # I, F, O
-            np.tanh(Cc, out=Cc)  # C~
-            I, F, O = IFO[..., :hh], IFO[..., hh:2 * hh], IFO[..., 2 * hh:]
-            C = F * C + I * Cc  # C = F * C_prev + I * C~
-            TC = np.tanh(C)
-            H = O * TC  # H = O * tanh(C)
-            Cs.append(C)
-            TCs.append(TC)
-        else:  # gru
-            ZR, Ht = a[..., :2 * hh], a[..., 2 * hh:]
-            ZR += H @ W_h[..., :2 * hh]  # + H_prev W_hz, + H_prev W_hr
-            sigmoid_(ZR)  # Z, R
-            Z, R = ZR[..., :hh], ZR[..., hh:]
-            RH = R * H  # R * H_prev
-            Ht += RH @ W_h[..., 2 * hh:]  # + (R * H_prev) W_hh
-            np.tanh(Ht, out=Ht)  # H~
-            H = Ht + Z * (H - Ht)  # H = Z * H_prev + (1 - Z) * H~
-            RHs.append(RH)
-        Hs.append(H)
-    return H, (cell, X, A, Hs, Cs, TCs, RHs, W_x, W_h)
-
-
-def flush_tiny_(x):
-    """Set to zero, in place, the entries below tiny / eps of x's type (1e-31 in float32,
-    1e-292 in float64). A gradient carried back a few hundred steps can shrink that far,
-    and one more product takes it below the smallest normal number (1.2e-38 in float32),
-    where arithmetic is many times slower. Training cannot tell such entries from zero;
-    g_1 is measured in float64, where the threshold is out of reach."""
-    info = np.finfo(x.dtype)
-    np.putmask(x, np.abs(x) < info.tiny / info.eps, 0)
-
-
-def cell_backward(cache, dH_T):
-    """dH_T: dloss/dH_T (M, B, h). Returns the gradients of the cell's parameters by
-    name and dA (T, M, B, g h), dloss/d(pre-activations) at every step (for dloss/dx_t,
-    the gradient reaching input t, which is dA[t] W_x^T)."""
-    cell, X, A, Hs, Cs, TCs, RHs, W_x, W_h = cache
-    T, M, B = X.shape
-    hh = h_of(W_h)
-    dA = np.empty_like(A)
-    dH = dH_T  # dloss/dH_t, carried back through time (a new array each step)
-    dC = np.zeros_like(dH)  # dloss/dC_t (LSTM)
-    W_h_T = W_h.transpose(0, 2, 1)
-    s = np.empty_like(dH)  # scratch
-    for t in reversed(range(T)):
-        G, da, H_prev = A[t], dA[t], Hs[t]
-        if cell == "rnn":
-            da[:] = dH * (1 - G * G)  # da_h = dH * (1 - H^2); G holds H_t
-            dH = da @ W_h_T  # dloss/dH_prev = da_h W_hh^T
-        elif cell == "lstm":
-            I, F, O, Cc = (G[..., k * hh:(k + 1) * hh] for k in range(4))
-            TC = TCs[t]  # tanh(C_t)
-            np.multiply(TC, TC, out=s)
-            np.subtract(1, s, out=s)
-            s *= O
-            s *= dH
-            dC += s  # dloss/dC: carried back, plus through H = O * tanh(C)
-            np.multiply(dC, Cc, out=da[..., 0:hh])  # dloss/dI = dC * C~
-            np.multiply(dC, Cs[t], out=da[..., hh:2 * hh])  # dloss/dF = dC * C_prev
-            np.multiply(dH, TC, out=da[..., 2 * hh:3 * hh])  # dloss/dO = dH * tanh(C)
-            IFO = G[..., :3 * hh]
-            da[..., :3 * hh] *= IFO * (1 - IFO)  # da_i, da_f, da_o: times sigma' = s (1 - s)
-            np.multiply(Cc, Cc, out=s)
-            np.subtract(1, s, out=s)
-            s *= I
-            s *= dC
-            da[..., 3 * hh:] = s  # da_c = dloss/dC~ * tanh', dloss/dC~ = dC * I
-            dC *= F  # dloss/dC_prev
-            dH = da @ W_h_T  # dloss/dH_prev, through all four gates
-        else:  # gru
-            Z, R, Ht = (G[..., k * hh:(k + 1) * hh] for k in range(3))
-            dZ = dH * (H_prev - Ht)  # H = Z * H_prev + (1 - Z) * H~
-            da_h = dH * (1 - Z) * (1 - Ht * Ht)  # through H~ = tanh(..)
-            dRH = da_h @ W_h_T[:, 2 * hh:]  # dloss/d(R * H_prev) = da_h W_hh^T
-            da[..., 0:hh] = dZ * Z * (1 - Z)  # da_z
-            da[..., hh:2 * hh] = dRH * H_prev * R * (1 - R)  # da_r
-            da[..., 2 * hh:] = da_h
-            dH = dH * Z + dRH * R + da[..., :2 * hh] @ W_h_T[:, :2 * hh]  # dloss/dH_prev
-        flush_tiny_(dH)
-        if cell == "lstm":
-            flush_tiny_(dC)
-    # weight gradients summed over steps and sequences, each as one product
-    TB = T * B
-    onehot = (X.transpose(1, 0, 2).reshape(M, 1, TB) == np.arange(V)[:, None]).astype(dA.dtype)
-    dA_flat = dA.transpose(1, 0, 2, 3).reshape(M, TB, -1)  # (M, T B, g h)
-    dW_x = onehot @ dA_flat  # sum over steps of X_t^T da_t
-    H_prev = np.stack(Hs[:-1], axis=1).reshape(M, TB, hh)  # H_0 .. H_{T-1}
-    dW_h = H_prev.transpose(0, 2, 1) @ dA_flat  # sum over steps of H_prev^T da_t
-    if cell == "gru":  # H~ reads R * H_prev, not H_prev
-        RH = np.stack(RHs, axis=1).reshape(M, TB, hh)
-        dW_h[..., 2 * hh:] = RH.transpose(0, 2, 1) @ dA_flat[..., 2 * hh:]
-    db = dA_flat.sum(axis=1)
-    return unstack_gates(cell, dW_x, dW_h, db), dA
-
-
-def loss_and_grads(cell, p, X, Y, need_grads=True):
-    """Softmax cross-entropy of the answer read at the last step, per model: loss (M,)
-    is the mean over each model's B sequences; the gradients are those of the sum of
-    the models' losses, so each model gets the gradient of its own loss."""
-    H_T, cache = cell_forward(cell, p, X, keep=need_grads)
-    logits = H_T @ p["W_hq"] + p["b_q"][:, None, :]  # Y_hat = H_T W_hq + b_q, (M, B, K)
-    logits = logits - logits.max(axis=-1, keepdims=True)  # softmax is unchanged by a shift
-    P = np.exp(logits)
-    P /= P.sum(axis=-1, keepdims=True)
-    M, B = Y.shape
-    picked = P[np.arange(M)[:, None], np.arange(B), Y]  # the probability of the answer
-    losses = -np.log(np.maximum(picked, 1e-300)).mean(axis=1)
-    correct = (P.argmax(axis=-1) == Y).mean(axis=1)  # accuracy per model
+        state, H, cache = step(p, cell, X[:, t], state)  # the recurrence
+        caches.append(cache)
+    log_P = log_softmax(H @ p["W_hq"] + p["b_q"])        # Y_hat = H_T W_hq + b_q
+    loss = -log_P[rows, Y].mean()
+    accuracy = (log_P.argmax(axis=1) == Y).mean()
     if not need_grads:
-        return losses, correct, None
-    dlogits = P
-    dlogits[np.arange(M)[:, None], np.arange(B), Y] -= 1
-    dlogits /= B  # d(mean cross-entropy)/dlogits = (softmax - onehot) / B
-    grads, _ = cell_backward(cache, dlogits @ p["W_hq"].transpose(0, 2, 1))
-    grads["W_hq"] = H_T.transpose(0, 2, 1) @ dlogits
-    grads["b_q"] = dlogits.sum(axis=1)
-    return losses, correct, {name: grads[name] for name in p}
+        return loss, accuracy, None, None
+    grads = {name: np.zeros_like(w) for name, w in p.items()}
+    dY_hat = np.exp(log_P)                    # dL/dY_hat = (softmax - one_hot(Y)) / B
+    dY_hat[rows, Y] -= 1
+    dY_hat /= B
+    grads["W_hq"] += H.T @ dY_hat
+    grads["b_q"] += dY_hat.sum(axis=0)
+    dH = dY_hat @ p["W_hq"].T                 # only H_T feeds the output
+    dstate = (dH, np.zeros_like(dH)) if cell == "lstm" else dH
+    dX = []
+    for cache in reversed(caches):            # backpropagation through time
+        dstate, dX_t = step_backward(p, cell, dstate, cache, grads)
+        dX.append(dX_t)
+    return loss, accuracy, grads, (dX[-1], dX[0])
 
 
-def input_gradients(cell, p, X, Y):
-    """The gradient reaching the first and the last input: per model, the mean over
-    the B sequences of ||dl/dx_1|| and of ||dl/dx_T||, l a sequence's own
-    cross-entropy and x_t its one-hot input taken as a real vector (M,) each."""
-    B = Y.shape[1]
-    H_T, cache = cell_forward(cell, p, X)
-    logits = H_T @ p["W_hq"] + p["b_q"][:, None, :]
-    logits = logits - logits.max(axis=-1, keepdims=True)
-    dlogits = np.exp(logits)
-    dlogits /= dlogits.sum(axis=-1, keepdims=True)
-    M = Y.shape[0]
-    dlogits[np.arange(M)[:, None], np.arange(B), Y] -= 1  # dl/dlogits, one sequence each
-    _, dA = cell_backward(cache, dlogits @ p["W_hq"].transpose(0, 2, 1))
-    W_x_T = cache[-2].transpose(0, 2, 1)  # (M, g h, V)
-    g_1 = np.linalg.norm(dA[0] @ W_x_T, axis=-1).mean(axis=1)  # dl/dx_1 = da_1 W_x^T
-    g_T = np.linalg.norm(dA[-1] @ W_x_T, axis=-1).mean(axis=1)
-    return g_1, g_T
+def input_gradients(p, cell, X, Y):
+    """g_1 and g_T: the mean over the sequences of ||dl/dx_1|| and of ||dl/dx_T||, l one
+    sequence's cross-entropy and x_t its one-hot input taken as a real vector. The
+    minibatch loss L is the mean of the B sequences' l, so dl/dx_t = B dL/dX_t (row b)."""
+    B = len(Y)
+    _, _, _, (dX_1, dX_T) = loss_and_grads(p, cell, X, Y)
+    return (float(np.linalg.norm(B * dX_1, axis=1).mean()),
+            float(np.linalg.norm(B * dX_T, axis=1).mean()))
 
-
-# ---------------------------------------------------------------------------
-# Training: Adam, all models side by side
-# ---------------------------------------------------------------------------
 
 class Adam:
     """Adam (Kingma and Ba, 2015) with PyTorch's defaults: per parameter entry,
     m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, step lr m^ / (sqrt(v^) + eps),
-    m^ and v^ corrected for their start at zero. Every entry is its own, so the
-    models side by side stay independent."""
+    m^ and v^ corrected for their start at zero. Every entry is its own: that is
+    what lets the batched trainer below keep many networks in one array."""
 
     def __init__(self, p, lr=LR, b1=BETAS[0], b2=BETAS[1], eps=EPS):
         self.lr, self.b1, self.b2, self.eps, self.t = lr, b1, b2, eps, 0
@@ -412,7 +364,7 @@ class Adam:
 
 @dataclass
 class Run:
-    """One model (cell, b_f, seed) trained at one lag."""
+    """One network (cell, b_f, seed) trained at one lag."""
     cell: str
     b_f: float  # LSTM forget bias (0 for the other cells)
     seed: int
@@ -428,90 +380,459 @@ class Run:
     gT_trained: float
 
 
-_RUNS = {}  # (cell, b_f, seed, lag, steps) -> Run: each training run is done once per process
+def train(cell, lag, seed, b_f=0.0, steps=STEPS):
+    """One network trained the plain way, in float64: the training loop of the page."""
+    p = init_params(cell, seed, b_f)
+    data = training_stream(seed, lag)
+    X_test, Y_test = test_set(seed, lag)
+    X_g, Y_g = X_test[:GRADIENT_BATCH], Y_test[:GRADIENT_BATCH]
+    g1_init, gT_init = input_gradients(p, cell, X_g, Y_g)
+    adam = Adam(p)
+    curve = []  # (step, test accuracy, test loss)
+    for n in range(1, steps + 1):
+        X, Y = make_sequences(data, BATCH, lag)  # BATCH fresh sequences
+        _, _, grads, _ = loss_and_grads(p, cell, X, Y)
+        adam.step(p, grads)
+        if n % CURVE_EVERY == 0 or n == steps:
+            loss, accuracy, _, _ = loss_and_grads(p, cell, X_test, Y_test, need_grads=False)
+            curve.append((n, float(accuracy), float(loss)))
+    g1, gT = input_gradients(p, cell, X_g, Y_g)
+    steps_at, accuracy, loss = (list(c) for c in zip(*curve))
+    return Run(cell, float(b_f), seed, lag, accuracy[-1], loss[-1], steps_at, accuracy, loss,
+               g1_init, gT_init, g1, gT)
 
 
-def evaluate(cell, p, X, Y, chunk=128):
-    """Mean test loss and accuracy per model, in chunks of sequences."""
+# ---------------------------------------------------------------------------
+# The same model, batched: how the build trains 100 networks at once
+# ---------------------------------------------------------------------------
+#
+# train() above trains one network. The page needs 100 (5 models, 5 lags, 4 seeds),
+# and a 16-unit network is too small to keep numpy busy: a step on 32 sequences is a
+# few microseconds of arithmetic, about what each numpy call costs before it starts.
+# So the code below trains every network of one cell side by side, the arithmetic of
+# each network the same as train()'s (--agree checks it), in four moves:
+#
+#  1. A model axis: network m's parameters are W_x[:, m], W_h[:, m], ...; one
+#     product of H_prev (M, B, h) by W_h gives every network's in one call.
+#  2. A gate axis in front: W_x is (g, M, V, h), W_h (g, M, h, h), b (g, M, h), so
+#     that one product gives every gate, and each gate of every network (I, F, O,
+#     C~, Z, R, H~) is one contiguous block (M, B, h): numpy's fast case.
+#  3. Every lag in one stack: the sequences end together, at the query, and the
+#     networks with the longest lag come first on the model axis. At step t only
+#     the first active[t] networks have started (a state is zero until its x_1
+#     arrives), and only they are computed: five lags cost one pass of the longest.
+#  4. Fewer, in-place passes: the gates overwrite their pre-activations in arrays
+#     made once per stack, sigmoid_ and flush_tiny_ change their argument, and all
+#     parameters are one flat vector (so are their gradients), which Adam updates
+#     in eight calls a step.
+# Arrays are time-major: A[t] is step t of every network, (g, M, B, h).
+
+@dataclass
+class Stack:
+    """Networks of one cell trained side by side: models[m] = (b_f, seed, lag), the
+    longest lag first; network m reads the steps start[m] .. T - 1 of the stack."""
+    cell: str
+    models: list
+    T: int  # steps of the longest sequence (its lag + 1): every sequence ends at T - 1
+    start: list  # the step of network m's first input x_1, T - (lag + 1)
+    active: list  # active[t]: the networks 0 .. active[t] - 1 have started by step t
+    groups: list  # (m0, m1, start): the networks m0 .. m1 - 1 share one lag
+    hidden: int = h
+    arrays: dict = None  # the arrays the passes reuse, made once (see array())
+
+
+def make_stack(cell, models, hidden=h):
+    models = sorted(models, key=lambda m: -m[2])  # stable: (b_f, seed) order kept within a lag
+    T = models[0][2] + 1
+    start = [T - (lag + 1) for _, _, lag in models]
+    groups = []
+    for m, s in enumerate(start):
+        if groups and groups[-1][2] == s:
+            groups[-1][1] = m + 1
+        else:
+            groups.append([m, m + 1, s])
+    return Stack(cell, models, T, start, [sum(s <= t for s in start) for t in range(T)],
+                 [tuple(g) for g in groups], hidden, {})
+
+
+def array(S, name, shape, dtype):
+    """S's array `name`, made (zero) the first time and reused by every minibatch after:
+    a new array of 50 MB each step would cost as much time again in page faults. Zero
+    entries that no step writes stay zero: the states before each network's start."""
+    key = (name, shape, np.dtype(dtype).str)
+    if key not in S.arrays:
+        S.arrays[key] = np.zeros(shape, dtype)
+    return S.arrays[key]
+
+
+def stack_params(S, dtype="float32", theta=None):
+    """The networks' parameters as named views of one flat vector: W_x (g, M, V, h),
+    W_h (g, M, h, h), b (g, M, h), W_hq (M, h, K), b_q (M, K). Without theta, a new
+    vector holding every network's init_params; with it, views of theta."""
+    M, G, hh = len(S.models), len(GATES[S.cell]), S.hidden
+    shapes = {"W_x": (G, M, V, hh), "W_h": (G, M, hh, hh), "b": (G, M, hh),
+              "W_hq": (M, hh, K), "b_q": (M, K)}
+    if theta is None:
+        theta = np.empty(sum(math.prod(s) for s in shapes.values()), dtype)
+        P = stack_params(S, dtype, theta)[1]
+        for m, (b_f, seed, _) in enumerate(S.models):
+            p = init_params(S.cell, seed, 0.0 if b_f is None else b_f, hh)
+            for k, g in enumerate(GATES[S.cell]):
+                P["W_x"][k, m], P["W_h"][k, m], P["b"][k, m] = (p["W_x" + g], p["W_h" + g],
+                                                                 p["b_" + g])
+            P["W_hq"][m], P["b_q"][m] = p["W_hq"], p["b_q"]
+        return theta, P
+    P, offset = {}, 0
+    for name, shape in shapes.items():
+        P[name] = theta[offset:offset + math.prod(shape)].reshape(shape)
+        offset += math.prod(shape)
+    return theta, P
+
+
+def stack_sequences(S, n, streams=None):
+    """One minibatch per network: tokens X (T, M, n), network m's at steps start[m] on
+    (0 before, never read), and answers Y (M, n). streams: {(seed, lag): generator} for
+    training (continued); None: the fixed test sets. Networks of one seed and lag (the
+    three LSTM forget biases) read the same sequences."""
+    X = np.zeros((S.T, len(S.models), n), dtype=np.intp)
+    Y = np.empty((len(S.models), n), dtype=np.intp)
+    drawn = {}
+    for m, (_, seed, lag) in enumerate(S.models):
+        if (seed, lag) not in drawn:
+            drawn[seed, lag] = (test_set(seed, lag) if streams is None
+                                else make_sequences(streams[seed, lag], n, lag))
+        x, Y[m] = drawn[seed, lag]
+        X[S.start[m]:, m] = x[:n].T
+    return X, Y
+
+
+def sigmoid_(a):
+    """sigma(a) = (1 + tanh(a/2)) / 2 in place: sigmoid()'s arithmetic, without copies."""
+    a *= 0.5
+    np.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
+    return a
+
+
+def flush_tiny_(x):
+    """Set to zero, in place, the entries below tiny / eps of x's type (1e-31 in float32,
+    1e-292 in float64). A gradient carried back a few hundred steps can shrink that far,
+    and one more product takes it below the smallest normal number (1.2e-38 in float32),
+    where arithmetic is many times slower; the backward pass flushes every FLUSH_EVERY
+    steps, before a gradient can fall that far. Training cannot tell such entries from
+    zero; g_1 is measured in float64, where the threshold is out of reach."""
+    info = np.finfo(x.dtype)
+    np.putmask(x, np.abs(x) < info.tiny / info.eps, 0)
+
+
+def input_table(P):
+    """X_t W_x + b is a row lookup, X_t being one-hot: every network's rows e_v W_x + b,
+    (g, M V, h), and the offset of network m's first row, (M, 1)."""
+    G, M, V_, hh = P["W_x"].shape
+    table = (P["W_x"] + P["b"][:, :, None, :]).reshape(G, M * V_, hh)
+    return table, V_ * np.arange(M)[:, None]
+
+
+def per_step(S, name, make):
+    """The views of S's arrays that each step t reads and writes, made once per stack and
+    reused by every minibatch: a view costs about as much as a numpy operation on these
+    small arrays, and a step makes some twenty. make(t, n) gives step t's views."""
+    if name not in S.arrays:
+        S.arrays[name] = [make(t, n) for t, n in enumerate(S.active)]
+    return S.arrays[name]
+
+
+def stack_step(cell, a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp):
+    """One step of the networks 0 .. n - 1: a (g, n, B, h) holds X_t W_x + b on entry and
+    the gates on return, gates = tuple(a); the new state goes to H (and C), tanh(C) to TC
+    (LSTM) and R * H_prev to RH (GRU). H may be H_prev and C may be C_prev (updated in
+    place); tmp (g, n, B, h) is scratch."""
+    if cell == "rnn":
+        a += np.matmul(H_prev, W_h, out=tmp)  # + H_prev W_hh
+        np.tanh(gates[0], out=H)  # H = tanh(..)
+    elif cell == "lstm":
+        I, F, O, C_tilde = gates
+        a += np.matmul(H_prev, W_h, out=tmp)  # + H_prev W_h?, the four gates in one product
+        IFO = a[:3]
+        IFO *= 0.5  # I, F, O = sigma(..) = (1 + tanh(../2)) / 2, C~ = tanh(..):
+        np.tanh(a, out=a)  # one tanh for the four gates
+        IFO *= 0.5
+        IFO += 0.5
+        IC = np.multiply(I, C_tilde, out=tmp[0])
+        np.multiply(F, C_prev, out=C)  # C = F * C_prev + I * C~
+        C += IC
+        np.tanh(C, out=TC)
+        np.multiply(O, TC, out=H)  # H = O * tanh(C)
+    else:  # gru
+        Z, R, H_tilde = gates
+        ZR = a[:2]
+        ZR += np.matmul(H_prev, W_h[:2], out=tmp[:2])  # + H_prev W_hz, + H_prev W_hr
+        sigmoid_(ZR)  # Z, R
+        np.multiply(R, H_prev, out=RH)  # R * H_prev
+        H_tilde += np.matmul(RH, W_h[2], out=tmp[2])  # + (R * H_prev) W_hh
+        np.tanh(H_tilde, out=H_tilde)  # H~
+        np.subtract(H_prev, H_tilde, out=H)  # H = Z * H_prev + (1 - Z) * H~
+        H *= Z  # = H~ + Z * (H_prev - H~)
+        H += H_tilde
+
+
+def stack_forward(S, P, X):
+    """Every network over its sequences, X (T, M, B): the last states H_T (M, B, h) and
+    what stack_backward needs: each step's gates, the states H_0 .. H_T (and C, tanh(C)
+    for the LSTM, R * H_prev for the GRU), network m's from step start[m] on. The states
+    are model-major, (M, T + 1, B, h): each network's are one block for stack_backward."""
+    T, M, B = X.shape
+    G, hh, dtype = len(GATES[S.cell]), S.hidden, P["W_h"].dtype
+    table, rows = input_table(P)
+    A = array(S, "A", (T, G, M, B, hh), dtype)  # X_t W_x + b, then the gates
+    Hs = array(S, "H", (M, T + 1, B, hh), dtype)  # zero until a network starts
+    Cs = array(S, "C", (T + 1, M, B, hh), dtype)  # (C, tanh(C) and R * H_prev stay
+    TCs = array(S, "tanh C", (T, M, B, hh), dtype)  # untouched zeros, which take no
+    RHs = array(S, "R H", (M, T, B, hh), dtype)  # memory, in the cells without them)
+    tmp = array(S, "scratch", (G, M, B, hh), dtype)
+    steps = per_step(S, ("forward", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        A[t, :, :n], tuple(A[t, :, :n]), P["W_h"][:, :n], Hs[:n, t], Cs[t, :n], Hs[:n, t + 1],
+        Cs[t + 1, :n], TCs[t, :n], RHs[:n, t], tmp[:, :n], rows[:n]))
+    for t, (a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp_n, rows_n) in enumerate(steps):
+        np.take(table, X[t, :len(rows_n)] + rows_n, axis=1, out=a, mode="clip")  # X_t W_x + b
+        stack_step(S.cell, a, gates, W_h, H_prev, C_prev, H, C, TC, RH, tmp_n)
+    return Hs[:, T], (X, A, Hs, Cs, TCs, RHs)
+
+
+def stack_last_state(S, P, X):
+    """The last states H_T (M, B, h) only, keeping nothing (for the test sequences)."""
+    T, M, B = X.shape
+    table, rows = input_table(P)
+    G, hh, dtype = len(table), S.hidden, table.dtype
+    a, tmp = array(S, "a", (G, M, B, hh), dtype), array(S, "tmp", (G, M, B, hh), dtype)
+    H, C = array(S, "H_t", (M, B, hh), dtype), array(S, "C_t", (M, B, hh), dtype)
+    TC, RH = array(S, "TC_t", (M, B, hh), dtype), array(S, "RH_t", (M, B, hh), dtype)
+    H[...], C[...] = 0, 0  # updated in place
+    steps = per_step(S, ("last state", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        a[:, :n], tuple(a[:, :n]), P["W_h"][:, :n], H[:n], C[:n], TC[:n], RH[:n], tmp[:, :n],
+        rows[:n]))
+    for t, (a_n, gates, W_h, H_n, C_n, TC_n, RH_n, tmp_n, rows_n) in enumerate(steps):
+        np.take(table, X[t, :len(rows_n)] + rows_n, axis=1, out=a_n, mode="clip")
+        stack_step(S.cell, a_n, gates, W_h, H_n, C_n, H_n, C_n, TC_n, RH_n, tmp_n)
+    return H.copy()
+
+
+def stack_backward(S, P, cache, dH_T, grads=None):
+    """Backpropagation through time for every network: dH_T = dL/dH_T (M, B, h). With
+    grads (named views like P), writes every parameter's gradient into it. Returns dA
+    (g, M, T, B, h), dL/d(pre-activations) at every step of every network: model-major,
+    so that each network's steps are one block for the weight gradients' products."""
+    X, A, Hs, Cs, TCs, RHs = cache
+    T, M, B = X.shape
+    G, hh, dtype = A.shape[1], A.shape[-1], A.dtype
+    dA = array(S, "dA", (G, M, T, B, hh), dtype)
+    dHs = array(S, "dH", (2, M, B, hh), dtype)  # dL/dH_t and dL/dH_{t-1}, by turns
+    dHs[T % 2] = dH_T  # dL/dH_T
+    dC = array(S, "dC", (M, B, hh), dtype)  # dL/dC_t (LSTM)
+    dC[...] = 0
+    W_h_T = P["W_h"].transpose(0, 1, 3, 2)
+    tmp, one = array(S, "scratch", (G, M, B, hh), dtype), array(S, "s", (M, B, hh), dtype)
+    steps = per_step(S, ("backward", B, dtype.str, id(P["W_h"])), lambda t, n: (
+        A[t, :, :n], tuple(A[t, :, :n]), dA[:, :n, t], tuple(dA[:, :n, t]), dHs[(t + 1) % 2, :n],
+        dHs[t % 2, :n], W_h_T[:, :n], tmp[:, :n], one[:n], Hs[:n, t], Hs[:n, t + 1],
+        Cs[t, :n], TCs[t, :n], dC[:n]))
+    for t in reversed(range(T)):
+        g, gates, da, das, dh, dH_prev, w, sc, s, H_prev, H_t, C_prev, TC, dc = steps[t]
+        if S.cell == "rnn":
+            np.multiply(H_t, H_t, out=s)
+            np.subtract(1, s, out=s)
+            np.multiply(dh, s, out=das[0])  # da_h = dH * (1 - H^2)
+            np.matmul(das[0], w[0], out=dH_prev)  # dL/dH_prev = da_h W_hh^T
+        elif S.cell == "lstm":
+            I, F, O, C_tilde = gates
+            np.multiply(TC, TC, out=s)  # TC = tanh(C_t)
+            np.subtract(1, s, out=s)
+            s *= O
+            s *= dh
+            dc += s  # dL/dC: carried back, plus through H = O * tanh(C)
+            np.multiply(dc, C_tilde, out=das[0])  # dL/dI = dC * C~
+            np.multiply(dc, C_prev, out=das[1])  # dL/dF = dC * C_prev
+            np.multiply(dh, TC, out=das[2])  # dL/dO = dH * tanh(C)
+            IFO, sig = g[:3], sc[:3]
+            np.subtract(1, IFO, out=sig)
+            sig *= IFO
+            da[:3] *= sig  # da_i, da_f, da_o: times sigma' = sigma (1 - sigma)
+            np.multiply(C_tilde, C_tilde, out=s)
+            np.subtract(1, s, out=s)
+            s *= I
+            np.multiply(s, dc, out=das[3])  # da_c = dL/dC~ * tanh', dL/dC~ = dC * I
+            dc *= F  # dL/dC_prev
+            np.sum(np.matmul(da, w, out=sc), axis=0, out=dH_prev)  # through all four gates
+            if t % FLUSH_EVERY == 0:
+                flush_tiny_(dc)
+        else:  # gru
+            Z, R, H_tilde = gates
+            da_z, da_r, da_h = das
+            np.subtract(1, Z, out=s)
+            s *= dh
+            np.multiply(H_tilde, H_tilde, out=da_h)
+            np.subtract(1, da_h, out=da_h)
+            da_h *= s  # da_h = dH * (1 - Z) * (1 - H~^2), through H~ = tanh(..)
+            dRH = np.matmul(da_h, w[2], out=sc[2])  # dL/d(R * H_prev) = da_h W_hh^T
+            np.subtract(H_prev, H_tilde, out=s)
+            s *= dh  # dL/dZ, from H = Z * H_prev + (1 - Z) * H~
+            np.subtract(1, Z, out=da_z)
+            da_z *= Z
+            da_z *= s  # da_z
+            np.subtract(1, R, out=da_r)
+            da_r *= R
+            da_r *= H_prev
+            da_r *= dRH  # da_r = dL/d(R * H_prev) * H_prev * sigma'
+            dRH *= R
+            np.multiply(dh, Z, out=dH_prev)  # dL/dH_prev: directly, through R * H_prev,
+            dH_prev += dRH
+            dH_prev += np.sum(np.matmul(da[:2], w[:2], out=sc[:2]), axis=0, out=s)  # gates
+        if t % FLUSH_EVERY == 0:
+            flush_tiny_(dH_prev)
+    if grads is not None:  # weight gradients: sums over steps and sequences, one product each
+        for m0, m1, s0 in S.groups:  # per lag, over the steps its networks ran
+            n, TB = m1 - m0, (T - s0) * B
+            dA_g = dA[:, m0:m1, s0:].reshape(G, n, TB, hh)  # (g, n, T B, h)
+            onehot = (X[s0:, m0:m1].transpose(1, 0, 2).reshape(n, 1, TB)
+                      == np.arange(V)[:, None]).astype(dtype)
+            grads["W_x"][:, m0:m1] = onehot @ dA_g  # sum over steps of X_t^T da_t
+            grads["b"][:, m0:m1] = grads["W_x"][:, m0:m1].sum(axis=2)  # each X_t has one 1
+            H_prev = Hs[m0:m1, s0:T].reshape(n, TB, hh).transpose(0, 2, 1)  # H_0 .. H_{T-1}
+            if S.cell == "gru":  # H~ reads R * H_prev, not H_prev
+                grads["W_h"][:2, m0:m1] = H_prev @ dA_g[:2]
+                RH = RHs[m0:m1, s0:].reshape(n, TB, hh).transpose(0, 2, 1)
+                grads["W_h"][2, m0:m1] = RH @ dA_g[2]
+            else:
+                grads["W_h"][:, m0:m1] = H_prev @ dA_g  # sum over steps of H_prev^T da_t
+    return dA
+
+
+def stack_probabilities(P, H_T):
+    """softmax(Y_hat), Y_hat = H_T W_hq + b_q (M, B, K), each row shifted by its largest
+    logit first (softmax is unchanged by a shift)."""
+    logits = H_T @ P["W_hq"] + P["b_q"][:, None, :]
+    logits -= logits.max(axis=-1, keepdims=True)
+    probs = np.exp(logits, out=logits)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    return probs
+
+
+def stack_loss_and_grads(S, P, X, Y, grads=None):
+    """Every network's mean cross-entropy and accuracy on its minibatch, (M,) each; with
+    grads (views like P), each network's gradient of its own loss written into it."""
+    M, B = Y.shape
+    models, rows = np.arange(M)[:, None], np.arange(B)
+    if grads is None:
+        H_T = stack_last_state(S, P, X)
+    else:
+        H_T, cache = stack_forward(S, P, X)
+    probs = stack_probabilities(P, H_T)
+    losses = -np.log(np.maximum(probs[models, rows, Y], 1e-300)).mean(axis=1)
+    correct = (probs.argmax(axis=-1) == Y).mean(axis=1)  # accuracy per network
+    if grads is not None:
+        dlogits = probs
+        dlogits[models, rows, Y] -= 1
+        dlogits /= B  # d(mean cross-entropy)/dlogits = (softmax - onehot) / B
+        stack_backward(S, P, cache, dlogits @ P["W_hq"].transpose(0, 2, 1), grads)
+        grads["W_hq"][...] = H_T.transpose(0, 2, 1) @ dlogits
+        grads["b_q"][...] = dlogits.sum(axis=1)
+    return losses, correct
+
+
+def stack_evaluate(S, P, X, Y, chunk=256):
+    """Mean test loss and accuracy per network, in chunks of sequences."""
     n = Y.shape[1]
     loss, acc = np.zeros(len(Y)), np.zeros(len(Y))
     for i in range(0, n, chunk):
-        part_loss, part_acc, _ = loss_and_grads(cell, p, X[:, :, i:i + chunk],
-                                                Y[:, i:i + chunk], need_grads=False)
+        part_loss, part_acc = stack_loss_and_grads(S, P, X[..., i:i + chunk], Y[:, i:i + chunk])
         loss += part_loss * len(Y[0, i:i + chunk])
         acc += part_acc * len(Y[0, i:i + chunk])
     return loss / n, acc / n
 
 
-def gradients_at_x1(cell, p, X, Y):
-    """input_gradients in float64 on the first GRADIENT_BATCH test sequences."""
-    p64 = {name: w.astype(np.float64) for name, w in p.items()}
-    g_1, g_T = input_gradients(cell, p64, X[:, :, :GRADIENT_BATCH], Y[:, :GRADIENT_BATCH])
+def stack_input_gradients(S, P, X, Y):
+    """input_gradients() for every network: g_1 and g_T (M,) each, l one sequence's own
+    cross-entropy (dl/dlogits is softmax - onehot, not divided by B); dl/dx_t is the sum
+    over the gates of da_t W_x^T."""
+    M, B = Y.shape
+    H_T, cache = stack_forward(S, P, X)
+    dlogits = stack_probabilities(P, H_T)
+    dlogits[np.arange(M)[:, None], np.arange(B), Y] -= 1
+    dA = stack_backward(S, P, cache, dlogits @ P["W_hq"].transpose(0, 2, 1))
+    W_x_T = P["W_x"].transpose(0, 1, 3, 2)  # (g, M, h, V)
+    first = np.concatenate([dA[:, m0:m1, s] for m0, m1, s in S.groups], axis=1)  # at each x_1
+    g_1 = np.linalg.norm((first @ W_x_T).sum(axis=0), axis=-1).mean(axis=1)
+    g_T = np.linalg.norm((dA[:, :, -1] @ W_x_T).sum(axis=0), axis=-1).mean(axis=1)
     return g_1, g_T
 
 
-def compute_training(cell, lag, seeds=tuple(range(SEEDS)), forget_biases=None, steps=STEPS):
-    """Train cell at lag for every (b_f, seed), side by side; returns the Runs,
-    b_f-major (memoised: a run is trained once per process)."""
-    if forget_biases is None:
-        forget_biases = FORGET_BIASES if cell == "lstm" else (None,)
-    wanted = [(b, s) for b in forget_biases for s in seeds]
-
-    def key(b, s):
-        return (cell, b, s, lag, steps)
-
-    todo = [(b, s) for b, s in wanted if key(b, s) not in _RUNS]
-    if todo:
-        todo_b = tuple(dict.fromkeys(b for b, _ in todo))
-        todo_s = tuple(dict.fromkeys(s for _, s in todo))
-        for run in train_models(cell, lag, todo_s, todo_b, steps):
-            _RUNS[key(None if cell != "lstm" else run.b_f, run.seed)] = run
-    return [_RUNS[key(b, s)] for b, s in wanted]
+def stack_gradients_at_x1(S, theta, X, Y):
+    """stack_input_gradients in float64 on the first GRADIENT_BATCH test sequences, one
+    lag at a time (every lag at once in float64 would take 200 MB)."""
+    P64 = stack_params(S, theta=theta.astype(np.float64))[1]
+    g_1, g_T = np.empty(len(S.models)), np.empty(len(S.models))
+    for m0, m1, s in S.groups:
+        one_lag = make_stack(S.cell, S.models[m0:m1], S.hidden)
+        part = {name: w[:, m0:m1] if name in ("W_x", "W_h", "b") else w[m0:m1]
+                for name, w in P64.items()}
+        g_1[m0:m1], g_T[m0:m1] = stack_input_gradients(
+            one_lag, part, X[s:, m0:m1, :GRADIENT_BATCH], Y[m0:m1, :GRADIENT_BATCH])
+    return g_1, g_T
 
 
-def train_models(cell, lag, seeds, forget_biases, steps):
-    """The training loop proper: every (b_f, seed) model of one cell at one lag."""
-    p = init_params(cell, seeds, forget_biases)
-    M, S = len(forget_biases) * len(seeds), len(seeds)
-    of_seed = np.tile(np.arange(S), len(forget_biases))  # model m reads seed of_seed[m]'s data
-    data = [np.random.default_rng([DATA_KEY, s, lag]) for s in seeds]  # every cell: same data
-    X_test, Y_test = seeds_sequences(TEST_KEY, seeds, TEST, lag)
-    X_test, Y_test = X_test[:, of_seed], Y_test[of_seed]
-    g1_init, gT_init = gradients_at_x1(cell, p, X_test, Y_test)
+def train_stack(cell, models, steps=STEPS, dtype="float32"):
+    """train() for every network of `models` ((b_f, seed, lag) each, b_f None but for the
+    LSTM) of one cell, side by side. Returns their Runs, in the order of `models`."""
+    S = make_stack(cell, models)
+    theta, P = stack_params(S, dtype)
+    dtheta, grads = stack_params(S, theta=np.empty_like(theta))  # gradients, named views
+    streams = {(seed, lag): training_stream(seed, lag) for _, seed, lag in S.models}
+    X_test, Y_test = stack_sequences(S, TEST)
+    g1_init, gT_init = stack_gradients_at_x1(S, theta, X_test, Y_test)
+    adam = Adam({"theta": theta})
     curve_steps, curve_loss, curve_acc = [], [], []
-    adam = Adam(p)
-    for step in range(1, steps + 1):
-        X, Y = seeds_sequences(DATA_KEY, seeds, BATCH, lag, rngs=data)
-        _, _, grads = loss_and_grads(cell, p, X[:, of_seed], Y[of_seed])
-        adam.step(p, grads)
-        if step % CURVE_EVERY == 0 or step == steps:
-            loss, acc = evaluate(cell, p, X_test, Y_test)
-            curve_steps.append(step)
+    for n in range(1, steps + 1):
+        X, Y = stack_sequences(S, BATCH, streams)
+        stack_loss_and_grads(S, P, X, Y, grads)
+        adam.step({"theta": theta}, {"theta": dtheta})
+        if n % CURVE_EVERY == 0 or n == steps:
+            loss, acc = stack_evaluate(S, P, X_test, Y_test)
+            curve_steps.append(n)
             curve_loss.append(loss)
             curve_acc.append(acc)
-    g1, gT = gradients_at_x1(cell, p, X_test, Y_test)
-    runs = []
-    for m in range(M):
-        b_f = forget_biases[m // S]
-        runs.append(Run(cell, 0.0 if b_f is None else float(b_f), int(seeds[m % S]), lag,
-                        float(curve_acc[-1][m]), float(curve_loss[-1][m]), list(curve_steps),
-                        [float(a[m]) for a in curve_acc], [float(x[m]) for x in curve_loss],
-                        float(g1_init[m]), float(gT_init[m]), float(g1[m]), float(gT[m])))
-    return runs
+    g1, gT = stack_gradients_at_x1(S, theta, X_test, Y_test)
+    runs = {}
+    for m, (b_f, seed, lag) in enumerate(S.models):
+        runs[b_f, seed, lag] = Run(
+            cell, 0.0 if b_f is None else float(b_f), int(seed), lag, float(curve_acc[-1][m]),
+            float(curve_loss[-1][m]), list(curve_steps), [float(a[m]) for a in curve_acc],
+            [float(x[m]) for x in curve_loss], float(g1_init[m]), float(gT_init[m]),
+            float(g1[m]), float(gT[m]))
+    return [runs[m] for m in models]
 
 
-def compute_all(lags=LAGS, on_lag=None):
-    """Every model of MODELS at every lag (memoised); on_lag(lag, runs) after each lag.
-    Returns {lag: [Run, ...]}, the runs in MODELS order and by seed within a model."""
-    table = {}
-    for lag in lags:
-        runs = []
-        for cell in CELLS:
-            runs += compute_training(cell, lag)
-        table[lag] = runs
-        if on_lag is not None:
-            on_lag(lag, runs)
-    return table
+_RUNS = {}  # (cell, b_f, seed, lag, steps) -> Run: each network is trained once per process
+
+
+def compute_training(cell, lags, forget_biases=None, seeds=tuple(range(SEEDS)), steps=STEPS):
+    """Every (b_f, seed) network of cell at each lag, trained side by side (memoised).
+    Returns {lag: [Run, ...]}, b_f-major, seeds in order within a b_f."""
+    if forget_biases is None:
+        forget_biases = FORGET_BIASES if cell == "lstm" else (None,)
+    wanted = [(b, s, lag) for lag in lags for b in forget_biases for s in seeds]
+    todo = [m for m in wanted if (cell, *m, steps) not in _RUNS]
+    if todo:
+        for m, run in zip(todo, train_stack(cell, todo, steps)):
+            _RUNS[(cell, *m, steps)] = run
+    return {lag: [_RUNS[(cell, *m, steps)] for m in wanted if m[2] == lag] for lag in lags}
+
+
+def compute_all(lags=LAGS):
+    """Every model of MODELS at every lag (memoised): {lag: [Run, ...]}, the runs in
+    MODELS order and by seed within a model."""
+    by_cell = {cell: compute_training(cell, lags) for cell in CELLS}
+    return {lag: [run for cell in CELLS for run in by_cell[cell][lag]] for lag in lags}
 
 
 def runs_of(runs, cell, b_f):
@@ -520,56 +841,117 @@ def runs_of(runs, cell, b_f):
 
 
 # ---------------------------------------------------------------------------
-# Gradient check
+# Checks: every gradient against finite differences; the two trainers against each other
 # ---------------------------------------------------------------------------
 
-GRADCHECK = dict(lag=4, batch=3, hidden=4, scale=0.5, eps=1e-5)  # a small float64 problem
+GRADCHECK = dict(lags=(4, 2), batch=3, hidden=4, scale=0.5, eps=1e-5)  # small, float64
+AGREE = dict(lags=(5, 10), seed=0, steps=100)  # networks trained both ways by --agree
 
 
 @dataclass
 class GradcheckRow:
     cell: str
     parameter: str
-    shape: list
-    relative_error: float  # max |a - n| / max(|a| + |n|) over the entries
+    shape: list  # one network's
+    plain_error: float  # max |a - n| / max(|a| + |n|), a from loss_and_grads, n numeric
+    batched_error: float  # the same for stack_loss_and_grads, two networks of two lags
+
+
+def numeric_gradient(loss, w, eps):
+    """Central differences of loss() for every entry of the array w (changed and put back)."""
+    grad = np.empty_like(w)
+    for i in np.ndindex(w.shape):
+        old = w[i]
+        w[i] = old + eps
+        plus = loss()
+        w[i] = old - eps
+        minus = loss()
+        w[i] = old
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def relative_error(a, n):
+    return float(np.abs(a - n).max() / max((np.abs(a) + np.abs(n)).max(), 1e-300))
 
 
 def compute_gradcheck(cells=CELLS, seed=0):
-    """Every analytic gradient against central differences, float64, two models side by
-    side (for the LSTM with two forget biases), random weights of size `scale`."""
+    """Every analytic gradient against central differences, in float64 with random
+    weights of size `scale` and tokens anywhere: one network's (the plain code), and two
+    networks' of two lags side by side (the batched code, which starts the shorter one
+    later), each stacked parameter compared by gate under its d2l name."""
     c = GRADCHECK
     rows = []
     for cell in cells:
         rng = np.random.default_rng([seed, CELLS.index(cell)])
-        biases = (0.0, 1.0) if cell == "lstm" else (None,)
-        p = init_params(cell, (0, 1) if cell != "lstm" else (0,), biases, "float64", c["hidden"])
-        p = {name: c["scale"] * rng.standard_normal(w.shape) for name, w in p.items()}
-        M = len(p["b_q"])
-        X = np.empty((c["lag"] + 1, M, c["batch"]), dtype=np.intp)
-        Y = np.empty((M, c["batch"]), dtype=np.intp)
-        for m in range(M):
-            x, Y[m] = make_sequences(rng, c["batch"], c["lag"])
-            X[:, m] = x.T
-        X[1:-1] = rng.integers(0, V, X[1:-1].shape)  # any token anywhere: every row of W_x used
-        _, _, grads = loss_and_grads(cell, p, X, Y)
+        p = {name: c["scale"] * rng.standard_normal(w.shape)
+             for name, w in init_params(cell, 0, hidden=c["hidden"]).items()}
+        X = rng.integers(0, V, (c["batch"], c["lags"][0] + 1))
+        Y = rng.integers(0, K, c["batch"])
+        _, _, grads, _ = loss_and_grads(p, cell, X, Y)
+        plain = {name: relative_error(grads[name], numeric_gradient(
+            lambda: loss_and_grads(p, cell, X, Y, need_grads=False)[0], w, c["eps"]))
+            for name, w in p.items()}
+        b_f = (0.0, 1.0) if cell == "lstm" else (None, None)
+        S = make_stack(cell, [(b_f[0], 0, c["lags"][0]), (b_f[1], 1, c["lags"][1])], c["hidden"])
+        theta, P = stack_params(S, "float64")
+        theta[:] = c["scale"] * rng.standard_normal(theta.shape)
+        X = rng.integers(0, V, (S.T, 2, c["batch"]))
+        Y = rng.integers(0, K, (2, c["batch"]))
+        dtheta, G = stack_params(S, theta=np.empty_like(theta))
+        stack_loss_and_grads(S, P, X, Y, G)
+        numeric = numeric_gradient(lambda: stack_loss_and_grads(S, P, X, Y)[0].sum(), theta,
+                                   c["eps"])
+        N = stack_params(S, theta=numeric)[1]
         for name, w in p.items():
-            numeric = np.empty_like(w)
-            for i in np.ndindex(w.shape):
-                old = w[i]
-                w[i] = old + c["eps"]
-                plus = loss_and_grads(cell, p, X, Y, False)[0].sum()
-                w[i] = old - c["eps"]
-                minus = loss_and_grads(cell, p, X, Y, False)[0].sum()
-                w[i] = old
-                numeric[i] = (plus - minus) / (2 * c["eps"])
-            a = grads[name]
-            err = np.abs(a - numeric).max() / max((np.abs(a) + np.abs(numeric)).max(), 1e-300)
-            rows.append(GradcheckRow(cell, name, list(w.shape), float(err)))
+            stacked, g = (name, None) if name in ("W_hq", "b_q") else (
+                "b" if name[0] == "b" else name[:3], GATES[cell].index(name[-1]))
+            part = (slice(None),) if g is None else (g,)
+            rows.append(GradcheckRow(cell, name, list(w.shape), plain[name],
+                                     relative_error(G[stacked][part], N[stacked][part])))
+    return rows
+
+
+@dataclass
+class AgreeRow:
+    model: str
+    lag: int
+    accuracy: float  # test accuracy of the network trained by train(), float64
+    loss: float  # its test loss
+    g1_trained: float  # its g_1 after training
+    batched64: float  # largest relative difference, train_stack in float64 against train()
+    batched32: float  # the same, train_stack in float32 (as the build trains)
+
+
+def compute_agreement():
+    """The networks of seed AGREE['seed'] at AGREE['lags'], every model, trained for
+    AGREE['steps'] steps three ways: one at a time by train() (float64), and side by side
+    by train_stack() in float64 and in float32. Compared: every point of the test loss
+    and accuracy curves, and g_1 and g_T before and after training."""
+    a = AGREE
+    rows = []
+    for cell, b_f in MODELS:
+        models = [(b_f, a["seed"], lag) for lag in a["lags"]]
+        both = zip(models, train_stack(cell, models, a["steps"], "float64"),
+                   train_stack(cell, models, a["steps"], "float32"))
+        for (_, seed, lag), r64, r32 in both:
+            one = train(cell, lag, seed, 0.0 if b_f is None else b_f, a["steps"])
+
+            def numbers(r):
+                return r.curve_loss + r.curve_accuracy + [r.g1_init, r.gT_init, r.g1_trained,
+                                                          r.gT_trained]
+
+            def difference(r):
+                return max(abs(x - y) / max(abs(x), abs(y), 1e-300)
+                           for x, y in zip(numbers(one), numbers(r)))
+
+            rows.append(AgreeRow(model_name(cell, b_f), lag, one.accuracy, one.loss,
+                                 one.g1_trained, difference(r64), difference(r32)))
     return rows
 
 
 # ---------------------------------------------------------------------------
-# Formatting
+# What the site prints: the tables, the records, one report per flag
 # ---------------------------------------------------------------------------
 
 SHOWN = "ABCD"[:K] + "wxyz"[:D] + "?"  # how a token is printed: symbols, distractors, query
@@ -578,9 +960,6 @@ SHOWN = "ABCD"[:K] + "wxyz"[:D] + "?"  # how a token is printed: symbols, distra
 def spread(values):
     """'0.74 (0.26-1.00)': mean, then lowest and highest, over seeds."""
     return f"{sum(values) / len(values):.2f} ({min(values):.2f}-{max(values):.2f})"
-
-
-SPREAD_WIDTH = len(spread([0.5]))  # every spread() has this width
 
 
 def sci(x):
@@ -611,25 +990,20 @@ def format_examples_table(X, Y):
     return format_table(("sequence x_1 .. x_T", "answer"), rows, "ll")
 
 
-def accuracy_header():
-    return ("lag",) + tuple(model_name(c, b) for c, b in MODELS)
-
-
-def accuracy_widths():
-    return [3] + [max(SPREAD_WIDTH, len(name)) for name in accuracy_header()[1:]]
-
-
-def accuracy_row(lag, runs):
-    return (str(lag),) + tuple(spread([r.accuracy for r in runs_of(runs, c, b)])
-                               for c, b in MODELS)
+def format_accuracy_table(table):
+    """table: {lag: [Run, ...]}: a row per lag, a column per model."""
+    rows = [(str(lag),) + tuple(spread([r.accuracy for r in runs_of(runs, c, b)])
+                                for c, b in MODELS) for lag, runs in table.items()]
+    return format_table(("lag",) + tuple(model_name(c, b) for c, b in MODELS), rows,
+                        "r" * (len(MODELS) + 1))
 
 
 def format_curve_table(steps, curves):
     """curves: {model name: [[accuracy at each step] per seed]}."""
     rows = []
-    for k, step in enumerate(steps):
-        rows.append((f"{step:,}",) + tuple(spread([c[k] for c in per_seed])
-                                           for per_seed in curves.values()))
+    for k, step_ in enumerate(steps):
+        rows.append((f"{step_:,}",) + tuple(spread([c[k] for c in per_seed])
+                                            for per_seed in curves.values()))
     return format_table(("step",) + tuple(curves), rows, "r" * (len(curves) + 1))
 
 
@@ -647,15 +1021,18 @@ def format_row_table(runs):
                         rows, "rrrrr")
 
 
+def format_agree_table(rows):
+    body = [(r.model, r.lag, f"{r.accuracy:.3f}", f"{r.loss:.4f}", sci(r.g1_trained),
+             f"{r.batched64:.1e}", f"{r.batched32:.1e}") for r in rows]
+    return format_table(("model", "lag", "test accuracy", "test loss", "g_1 trained",
+                         "batched, float64", "batched, float32"), body, "lrrrrrr")
+
+
 def format_gradcheck_table(rows):
-    body = [(r.cell, r.parameter, " x ".join(map(str, r.shape)), f"{r.relative_error:.1e}")
-            for r in rows]
-    return format_table(("cell", "parameter", "shape", "relative error"), body, "llrr")
+    body = [(r.cell, r.parameter, " x ".join(map(str, r.shape)), f"{r.plain_error:.1e}",
+             f"{r.batched_error:.1e}") for r in rows]
+    return format_table(("cell", "parameter", "shape", "one network", "batched"), body, "llrrr")
 
-
-# ---------------------------------------------------------------------------
-# The reports, one per flag
-# ---------------------------------------------------------------------------
 
 @dataclass
 class TaskRecord:
@@ -670,6 +1047,7 @@ class TaskRecord:
     betas: list
     init_bound: float  # weights uniform(-init_bound, init_bound)
     forget_biases: list
+    test: int  # fixed test sequences per seed and lag
     chance_accuracy: float
     chance_loss: float
     example_lag: int
@@ -685,7 +1063,10 @@ class AccuracyRecord:
     accuracy: dict  # model name -> per lag, per seed test accuracy
     loss: dict  # model name -> per lag, per seed test cross-entropy
     mean_accuracy: dict  # model name -> per lag, mean over seeds
+    curve_steps: list  # the steps at which every learning curve was measured
+    curves: dict  # model name -> per lag, per seed, test accuracy at each of curve_steps
     seconds: float  # training time of this report (0 if already trained)
+    cpu_seconds: float  # the same in CPU time of this process
 
 
 @dataclass
@@ -724,6 +1105,17 @@ class RowRecord:
 
 
 @dataclass
+class AgreeRecord:
+    lags: list
+    seed: int
+    steps: int
+    rows: list  # AgreeRow records
+    worst64: float  # the largest relative difference in float64
+    worst32: float  # and in float32
+    passed: bool  # worst64 < 1e-9
+
+
+@dataclass
 class GradcheckRecord:
     rows: list  # GradcheckRow records
     worst: float
@@ -731,7 +1123,7 @@ class GradcheckRecord:
 
 
 def report_task(args, out):
-    rng = np.random.default_rng([DATA_KEY, 0, 5])
+    rng = training_stream(0, 5)
     X, Y = make_sequences(rng, 3, 5)
     out.text(f"The task: remember the first of {K} symbols ({SHOWN[:K]}) across lag - 1 "
              f"distractors ({SHOWN[K:K + D]}) until the query (?). The first three training "
@@ -739,32 +1131,29 @@ def report_task(args, out):
     out.table("examples", format_examples_table(X, Y))
     out.table("setting", format_setting_table())
     return TaskRecord(K, D, list(LAGS), SEEDS, h, BATCH, STEPS, LR, list(BETAS), INIT_BOUND,
-                      list(FORGET_BIASES), 1 / K, math.log(K), 5,
+                      list(FORGET_BIASES), TEST, 1 / K, math.log(K), 5,
                       [[" ".join(SHOWN[t] for t in x), SHOWN[y]] for x, y in zip(X, Y)])
 
 
+def per_model(table, field):
+    """{model name: [[field of each seed's run] per lag]} of compute_all's table."""
+    return {model_name(c, b): [[getattr(r, field) for r in runs_of(runs, c, b)]
+                               for runs in table.values()] for c, b in MODELS}
+
+
 def report_accuracy(args, out):
+    start, cpu = time.perf_counter(), time.process_time()
+    table = compute_all()
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     out.text(f"Test accuracy after {STEPS:,} steps: mean over {SEEDS} seeds (lowest-highest). "
              f"Chance is {1 / K:.2f}.")
-    widths = accuracy_widths()
-    out.table("accuracy", format_table(accuracy_header(), [], "r" * len(widths), widths))
-    start = time.perf_counter()
-
-    def on_lag(lag, runs):
-        line = format_table(accuracy_header(), [accuracy_row(lag, runs)], "r" * len(widths),
-                            widths)
-        out.row("accuracy", line.splitlines()[-1])
-
-    table = compute_all(on_lag=on_lag)
-    seconds = time.perf_counter() - start
+    out.table("accuracy", format_accuracy_table(table))
     out.text(f"time: {seconds:.1f} s")
-    names = [model_name(c, b) for c, b in MODELS]
-    acc = {model_name(c, b): [[r.accuracy for r in runs_of(table[lag], c, b)] for lag in LAGS]
-           for c, b in MODELS}
-    loss = {model_name(c, b): [[r.loss for r in runs_of(table[lag], c, b)] for lag in LAGS]
-            for c, b in MODELS}
+    acc = per_model(table, "accuracy")
     mean = {name: [float(np.mean(a)) for a in per_lag] for name, per_lag in acc.items()}
-    return AccuracyRecord(list(LAGS), names, 1 / K, math.log(K), acc, loss, mean, seconds)
+    return AccuracyRecord(list(LAGS), list(acc), 1 / K, math.log(K), acc,
+                          per_model(table, "loss"), mean, table[LAGS[0]][0].curve_steps,
+                          per_model(table, "curve_accuracy"), seconds, cpu_seconds)
 
 
 def report_curves(args, out):
@@ -784,14 +1173,8 @@ def report_curves(args, out):
 
 def report_gradient(args, out):
     table = compute_all()
-    names = [model_name(c, b) for c, b in MODELS]
-
-    def per(field_name):
-        return {model_name(c, b): [[getattr(r, field_name) for r in runs_of(table[lag], c, b)]
-                                   for lag in LAGS] for c, b in MODELS}
-
-    g1_init, g1_trained = per("g1_init"), per("g1_trained")
-    gT_init, gT_trained = per("gT_init"), per("gT_trained")
+    g1_init, g1_trained = per_model(table, "g1_init"), per_model(table, "g1_trained")
+    gT_init, gT_trained = per_model(table, "gT_init"), per_model(table, "gT_trained")
 
     def median(per_lag):
         return [float(np.median(seeds)) for seeds in per_lag]
@@ -799,7 +1182,7 @@ def report_gradient(args, out):
     median_init = {n: median(v) for n, v in g1_init.items()}
     median_trained = {n: median(v) for n, v in g1_trained.items()}
     share = {n: median([[a / b if b > 0 else 0.0 for a, b in zip(s1, sT)]
-                        for s1, sT in zip(g1_trained[n], gT_trained[n])]) for n in names}
+                        for s1, sT in zip(g1_trained[n], gT_trained[n])]) for n in g1_init}
     out.text(f"The gradient reaching the first input: g_1, the mean over {GRADIENT_BATCH} test "
              f"sequences of the norm of dl/dx_1 (l a sequence's cross-entropy, x_1 its one-hot "
              f"first symbol), median over {SEEDS} seeds. At initialisation:")
@@ -810,7 +1193,7 @@ def report_gradient(args, out):
              "The share that reaches back, g_1 / g_T (g_T the same norm at the query x_T, "
              "lag steps later), after training:")
     out.table("gradient_share", format_gradient_table(share, LAGS))
-    return GradientRecord(list(LAGS), names, g1_init, g1_trained, gT_init, gT_trained,
+    return GradientRecord(list(LAGS), list(g1_init), g1_init, g1_trained, gT_init, gT_trained,
                           median_init, median_trained, share)
 
 
@@ -819,27 +1202,46 @@ def report_row(args, out):
         raise Refused("--row needs --cell and --lag, e.g. --row --cell gru --lag 50")
     if args.forget_bias is not None and args.cell != "lstm":
         raise Refused(f"--forget-bias has no effect with --cell {args.cell}")
-    args.steps = STEPS if args.steps is None else args.steps
+    steps = STEPS if args.steps is None else args.steps
     b_f = (1.0 if args.forget_bias is None else args.forget_bias) if args.cell == "lstm" else None
     start = time.perf_counter()
-    runs = compute_training(args.cell, args.lag, forget_biases=(b_f,), steps=args.steps)
+    runs = compute_training(args.cell, (args.lag,), forget_biases=(b_f,), steps=steps)[args.lag]
     seconds = time.perf_counter() - start
-    out.text(f"{model_name(args.cell, b_f)} at lag {args.lag}, {args.steps:,} steps, "
+    out.text(f"{model_name(args.cell, b_f)} at lag {args.lag}, {steps:,} steps, "
              f"{SEEDS} seeds (chance {1 / K:.2f}):")
     out.table("row", format_row_table(runs))
     mean = float(np.mean([r.accuracy for r in runs]))
     out.text(f"mean test accuracy {mean:.2f}\ntime: {seconds:.1f} s")
-    return RowRecord(args.cell, 0.0 if b_f is None else float(b_f), args.lag, args.steps,
+    return RowRecord(args.cell, 0.0 if b_f is None else float(b_f), args.lag, steps,
                      1 / K, runs, mean, seconds)
+
+
+def report_agree(args, out):
+    a = AGREE
+    rows = compute_agreement()
+    worst64, worst32 = max(r.batched64 for r in rows), max(r.batched32 for r in rows)
+    out.text(f"Seed {a['seed']} of every model at lags {' and '.join(map(str, a['lags']))}, "
+             f"trained for {a['steps']} steps three ways: one network at a time by train() "
+             f"(float64), and side by side by train_stack(), in float64 and in float32 (as the "
+             f"build trains). The last two columns: the largest relative difference from "
+             f"train() over the test loss and accuracy every {CURVE_EVERY} steps, and g_1 and "
+             f"g_T before and after training.")
+    out.table("agree", format_agree_table(rows))
+    out.text(f"float64: {worst64:.1e} ({'under' if worst64 < 1e-9 else 'NOT under'} 1e-9): "
+             f"the same networks, up to the order of floating-point sums.")
+    return AgreeRecord(list(a["lags"]), a["seed"], a["steps"], rows, worst64, worst32,
+                       worst64 < 1e-9)
 
 
 def report_gradcheck(args, out):
     c = GRADCHECK
     rows = compute_gradcheck()
-    worst = max(r.relative_error for r in rows)
+    worst = max(max(r.plain_error, r.batched_error) for r in rows)
     out.text(f"Relative error max |a - n| / max(|a| + |n|) over each parameter's entries, "
-             f"a analytic, n central difference with step {c['eps']:g}; float64, lag "
-             f"{c['lag']}, batch {c['batch']}, hidden {c['hidden']}, two models side by side.")
+             f"a analytic, n central difference with step {c['eps']:g}; float64, batch "
+             f"{c['batch']}, hidden {c['hidden']}. One network: loss_and_grads at lag "
+             f"{c['lags'][0]}; batched: stack_loss_and_grads, two networks side by side at lags "
+             f"{c['lags'][0]} and {c['lags'][1]}.")
     out.table("gradcheck", format_gradcheck_table(rows))
     out.text(f"worst: {worst:.1e} ({'under' if worst < 1e-6 else 'NOT under'} 1e-6)")
     return GradcheckRecord(rows, worst, worst < 1e-6)
@@ -852,13 +1254,14 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
     "gradient": ("step 4: the gradient reaching the first input, at initialisation and "
                  "after training", report_gradient),
     "row": ("one cell at one lag, every seed (with --cell and --lag)", report_row),
+    "agree": ("the batched trainer against the one-network model: the same networks trained "
+              "both ways", report_agree),
     "gradcheck": ("every hand-written gradient against central differences", report_gradcheck),
 }
-DEFAULT = ("task", "accuracy", "curves", "gradient")  # what chapter 15 shows; --row and
-# --gradcheck are extra commands of their own
+DEFAULT = ("task", "accuracy", "curves", "gradient")  # what chapter 15 shows; --row, --agree
+# and --gradcheck are extra commands of their own
 EXAMPLES = {"row": ("--row", "--cell", "gru", "--lag", "20")}  # a report that needs options,
 # as the code page and the notebook run it
-
 
 OPTIONS = {option: ("row",) for option in ("cell", "forget_bias", "lag", "steps")}
 

@@ -1,6 +1,8 @@
 """Chapter 15, long memory measured: the figures of docs/ch15-memory.md, from
 docs/code/memory.py (one worker process trains every cell at every lag once)."""
 
+import math
+
 from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch15-memory.md", "memory.py")
@@ -116,3 +118,118 @@ def reach(ctx):
                      + ".")
     return (f"Counting a seed as having learned a lag when its test accuracy is at least "
             f"{LEARNED:g}:\n\n" + "\n".join(lines))
+
+
+# -- words computed from the records: partial solutions, the exercises' answers -----------
+
+def shown(name):
+    return name.replace("b_f=", "$b_f$ = ")
+
+
+def seeds_learned(accuracies):
+    return sum(a >= LEARNED for a in accuracies)
+
+
+def of_seeds(k, n, verb=("", "")):
+    """'no seed', 'every seed', '2 seeds of 4', then verb[0] after one seed, verb[1]
+    after several: of_seeds(2, 4, ("learns", "learn"))."""
+    words = ("no seed" if k == 0 else "every seed" if k == n else
+             f"{k} seed{'s' if k > 1 else ''} of {n}")
+    return f"{words} {verb[0] if k in (0, 1, n) else verb[1]}".rstrip()
+
+
+@CHAPTER.block
+def partial(ctx):
+    """What the accuracies between chance and 1 are, read off each seed's test loss: 0.50
+    with a loss of ln 2 is four symbols sorted into two pairs; 0.75 with (ln 2) / 2 is two
+    symbols told apart and two confused. Counted over every seed of the grid."""
+    acc = ctx.record("--accuracy")
+    pairs = dict(acc=0.5, loss=math.log(2))  # two pairs: guess within the right pair
+    two_told = dict(acc=0.75, loss=math.log(2) / 2)  # two named, one pair guessed
+    one_vs_three = dict(acc=0.5, loss=0.75 * math.log(3))  # one named, three guessed
+    found = {"pairs": 0, "two": 0, "one": 0, "partial": 0}
+    for name in acc.models:
+        for seeds_a, seeds_l in zip(acc.accuracy[name], acc.loss[name]):
+            for a, loss in zip(seeds_a, seeds_l):
+                if not 0.4 <= a < LEARNED:
+                    continue
+                found["partial"] += 1
+                for key, kind in (("pairs", pairs), ("two", two_told), ("one", one_vs_three)):
+                    if abs(a - kind["acc"]) < 0.06 and abs(loss - kind["loss"]) < 0.06:
+                        found[key] += 1
+    return (f"Accuracies near 0.50 and 0.75 are partial solutions, and the test loss says "
+            f"which. Of the {found['partial']} seeds of the grid that ended between 0.40 and "
+            f"{LEARNED:g}, {found['pairs']} have an accuracy near 0.50 and a loss near "
+            f"ln 2 = {math.log(2):.3f}: they sorted the four symbols into two pairs and guess "
+            f"within the right pair (telling one symbol from the other three would also give "
+            f"0.50, with a loss of (3/4) ln 3 = {0.75 * math.log(3):.3f}: {found['one']} "
+            f"seed{'' if found['one'] == 1 else 's'} here). {found['two']} are near 0.75 with a "
+            f"loss near (ln 2)/2 = "
+            f"{math.log(2) / 2:.3f}: they name two symbols and confuse the other two.")
+
+
+def row_runs(ctx, *argv):
+    row = ctx.record("--row", *argv)
+    return row, [r.accuracy for r in row.runs]
+
+
+def grid_mean(acc, name, lag):
+    return acc.mean_accuracy[name][list(acc.lags).index(lag)]
+
+
+@CHAPTER.block
+def answer_gru_30(ctx):
+    """Exercise 1: does the GRU learn lag 30? Its mean against its lag-20 and lag-50 means
+    and against chance, in words that follow from the three numbers."""
+    acc = ctx.record("--accuracy")
+    row, accs = row_runs(ctx, "--cell", "gru", "--lag", "30")
+    k, mean = seeds_learned(accs), row.mean_accuracy
+    at20, at50 = grid_mean(acc, "GRU", 20), grid_mean(acc, "GRU", 50)
+    verdict = "No" if k == 0 else "Yes" if k == len(accs) else "In some seeds"
+    where = ("below both" if mean < min(at20, at50) else "above both" if mean > max(at20, at50)
+             else "between them")
+    chance = acc.chance_accuracy
+    level = ("at chance" if max(accs) < chance + 0.1 else "above chance")
+    every20 = seeds_learned(acc.accuracy["GRU"][list(acc.lags).index(20)]) == len(accs)
+    reach = (" The GRU's reach ends between lag 20 and lag 30." if k == 0 and every20 else "")
+    return (f"**{verdict}**: {of_seeds(k, len(accs), ('reaches', 'reach'))} {LEARNED:g}, and the mean test "
+            f"accuracy, {mean:.2f}, is {where} of the GRU's {at20:.2f} at lag 20 and {at50:.2f} "
+            f"at lag 50 in 15.2, and {level} ({chance:.2f}).{reach}")
+
+
+@CHAPTER.block
+def answer_bias_3(ctx):
+    """Exercise 2: does b_f = 3 reach further than b_f = 2 at lag 100?"""
+    acc = ctx.record("--accuracy")
+    row, accs = row_runs(ctx, "--cell", "lstm", "--forget-bias", "3", "--lag", "100")
+    k3 = seeds_learned(accs)
+    k2 = seeds_learned(acc.accuracy["LSTM b_f=2"][list(acc.lags).index(100)])
+    verdict = "Yes" if k3 > k2 else "No" if k3 < k2 else "Not in this budget"
+    return (f"**{verdict}**: with $b_f$ = 3, {of_seeds(k3, len(accs), ('learns', 'learn'))} lag 100 (mean "
+            f"{row.mean_accuracy:.2f}); with $b_f$ = 2, {of_seeds(k2, len(accs))} did (mean "
+            f"{grid_mean(acc, 'LSTM b_f=2', 100):.2f}, 15.2).")
+
+
+@CHAPTER.block
+def answer_budget(ctx):
+    """Exercise 3: do four times the steps rescue the plain RNN at lag 20?"""
+    acc = ctx.record("--accuracy")
+    row, accs = row_runs(ctx, "--cell", "rnn", "--lag", "20", "--steps", "6000")
+    k_long = seeds_learned(accs)
+    k_grid = seeds_learned(acc.accuracy["plain RNN"][list(acc.lags).index(20)])
+    pairs = sum(abs(r.accuracy - 0.5) < 0.06 and abs(r.loss - math.log(2)) < 0.06
+                for r in row.runs)
+    verdict = ("Partly" if 0 < k_long < len(accs) else "Yes" if k_long == len(accs) else "No")
+    rest = (f" {pairs} of the others {'sits' if pairs == 1 else 'sit'} at 0.50 with a loss of "
+            f"ln 2: two pairs (15.2)." if pairs else "")
+    return (f"**{verdict}**: after {row.steps:,} steps {of_seeds(k_long, len(accs), ('has', 'have'))} learned "
+            f"lag 20 (after {acc.curve_steps[-1]:,}, {of_seeds(k_grid, len(accs))}); mean test "
+            f"accuracy {row.mean_accuracy:.2f} against {grid_mean(acc, 'plain RNN', 20):.2f}."
+            f"{rest}")
+
+
+@CHAPTER.inline
+def runtime(ctx):
+    """How long `python3 memory.py` trains, from the build's own run, in minutes."""
+    minutes = max(1, round(ctx.record("--accuracy").cpu_seconds / 60))
+    return f"about {minutes} minute{'s' if minutes > 1 else ''}"

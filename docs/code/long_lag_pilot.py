@@ -1,4 +1,4 @@
-"""The pilot behind chapter 15's long-lag experiment (docs/code/memory.py).
+"""long_lag_pilot.py: the pilot behind chapter 15's long-lag experiment (memory.py).
 
 Trains the plain RNN, the LSTM (forget bias b_f = 0, 1, 2) and the GRU on a
 task whose answer depends on an input `lag` steps back and on nothing in
@@ -8,7 +8,7 @@ the budget, so that the design of memory.py is chosen from numbers, not taste.
 
 PyTorch, one thread. Seeds (and, for the LSTM, forget biases) are trained side
 by side as one batched computation: every parameter has a leading model axis.
-The cells are d2l's (as in docs/code/gru.py and memory.py):
+The cells are d2l's (as in gru.py and memory.py):
 
     RNN   H = tanh(X W_xh + H_prev W_hh + b_h)
     LSTM  I, F, O = sigma(X W_x? + H_prev W_h? + b_?),  C~ = tanh(..c..)
@@ -18,14 +18,14 @@ The cells are d2l's (as in docs/code/gru.py and memory.py):
 
 The output layer reads only the last state: Y_hat = H_T W_hq + b_q.
 
-    python3 benchmarks/long_lag_pilot.py --list          # the designs
-    python3 benchmarks/long_lag_pilot.py site adam       # run some of them
-    python3 benchmarks/long_lag_pilot.py --all           # every design, in order
+    python3 long_lag_pilot.py --list          # the designs
+    python3 long_lag_pilot.py site adam       # run some of them
+    python3 long_lag_pilot.py --all           # every design, in order
 
 Each design takes 3 to 11 minutes on one thread. The order they were run in,
 what each gave and why memory.py uses `uadam` (every knob at PyTorch's
 default: weights uniform(-1/sqrt(h), 1/sqrt(h)), Adam lr 1e-3) are in the
-pilot's write-up, benchmarks/long_lag_pilot.md; the designs after `uadam`
+pilot's write-up (the site's page "The long-lag pilot"); the designs after `uadam`
 turn one knob each. The budget knob was measured with memory.py itself
 (`memory.py --row ... --steps 6000`).
 Differences from memory.py: here the initial weights depend on the lag and
