@@ -481,8 +481,8 @@ def make_adding(rng, n, T, length):
     `length` pairs (value, marker), length between T and T + T/10; values uniform in
     [-1, 1]; one of the first ten pairs marked, then one of the first T/2 - 1 others;
     the first and the last marker -1 unless marked; X_1 set to 0 if the first pair is
-    marked. The target, given at the end: 0.5 + (X_1 + X_2) / 4. Returns inputs
-    (n, length, 2) and targets (n,)."""
+    marked (by either choice). The target, given at the end: 0.5 + (X_1 + X_2) / 4.
+    Returns inputs (n, length, 2) and targets (n,)."""
     values = rng.uniform(-1, 1, (n, length))
     markers = np.zeros((n, length))
     markers[:, [0, -1]] = -1
@@ -491,9 +491,17 @@ def make_adding(rng, n, T, length):
     second = rng.integers(0, T // 2 - 2, n)  # one of the first T/2 - 1 pairs but `first`
     second += second >= first
     markers[rows, first] = markers[rows, second] = 1
-    values[rows[first == 0], 0] = 0.0
+    zero = (first == 0) | (second == 0)  # "the first pair of the sequence got marked"
+    values[rows[zero], first[zero]] = 0.0  # then X_1 is set to zero
     target = 0.5 + (values[rows, first] + values[rows, second]) / 4
     return np.stack([values, markers], axis=-1), target
+
+
+def adding_chance(T):
+    """The mean squared error of always predicting the mean target, 0.5: Var(X_1 + X_2) / 16,
+    each value's variance 1/3, X_1's zero with the chance that the first pair is marked."""
+    zeroed = 0.1 + 0.9 / (T // 2 - 2)  # X_1 there (1 in 10), or X_2 there (1 in T/2 - 2)
+    return ((1 - zeroed) / 3 + 1 / 3) / 16
 
 
 def adding_batch(rngs, n, T, length):
@@ -1255,12 +1263,12 @@ def format_jacobian_table(rows, distance=JACOBIAN_DISTANCE):
     return format_table(header, body, "rrrrrrrrr")
 
 
-def format_clip_table(rows):
-    body = [(f"{r.radius:g}", "at 1" if r.clipped else "none", sci(r.share_init),
+def format_clip_table(rows, threshold):
+    body = [(f"{r.radius:g}", f"at {threshold:g}" if r.clipped else "none", sci(r.share_init),
              f"{r.first_norm:.2f}", f"{r.largest_norm:.1f}", f"{r.over:.0%}", spread(r.accuracy),
              f"{learned(r.accuracy)} of {len(r.accuracy)}") for r in rows]
     header = ("rho(U) at the start", "clipping", "g_1 / g_T at the start", "norm at step 1",
-              "largest norm", "steps above 1", "test accuracy", "learned")
+              "largest norm", f"steps above {threshold:g}", "test accuracy", "learned")
     return format_table(header, body, "rlrrrrrr")
 
 
@@ -1454,7 +1462,7 @@ def report_clip(args, out):
              f"matrix times rho, plain SGD (learning rate {CLIP_LR:g}) for {CLIP_STEPS} steps, "
              f"{len(SEEDS)} seeds, with and without clipping at norm {threshold:g}. g_1 / g_T: "
              f"the gradient at the first input over the gradient at the query.")
-    out.table("clip", format_clip_table(rows))
+    out.table("clip", format_clip_table(rows, threshold))
     out.text(f"At rho = {min(CLIP_RADII):g} the runs with and without clipping are "
              + ("identical, number for number: the gradient never reached the threshold, "
                 "so clipping never acted." if identical else "not identical."))
@@ -1538,7 +1546,7 @@ def report_adding(args, out):
     start = time.perf_counter()
     runs = compute_adding(cell, b_i, T, budget)
     seconds = time.perf_counter() - start
-    chance = (0.9 / 3 + 1 / 3) / 16  # Var(X_1 + X_2) / 16: X_1 is 0 when the first pair is marked
+    chance = adding_chance(T)
     out.text(f"The adding problem at T = {T} as Hochreiter and Schmidhuber (1997) set it, and "
              f"this script's setting:")
     out.table("adding_setting", format_adding_setting(T, budget, CELL_NAMES[cell]))

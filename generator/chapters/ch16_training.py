@@ -344,7 +344,7 @@ def adding_summary(ctx):
     return text
 
 
-@CHAPTER.inline
+@CHAPTER.block
 def adding_short(ctx):
     short = ctx.record("--adding", "--length", "20")
     full = ctx.record("--adding")
