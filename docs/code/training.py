@@ -230,25 +230,25 @@ def zero_state(cell, M, B, n, dtype):
     return tuple(np.zeros((M, B, n), dtype) for _ in range(CELLS[cell][3]))
 
 
-def input_part(p, X):
-    """X_t W_x + b for every step at once, (T, M, B, G n). X: token ids (T, M, B), a
-    one-hot input whose product is a row lookup, or real inputs (T, M, B, d)."""
-    if X.dtype.kind in "iu":
+def input_part(p, x):
+    """x W_x + b, the input's part of every gate, (M, B, G n). x: one step's token ids
+    (M, B), a one-hot input whose product is a row lookup, or real inputs (M, B, d)."""
+    if x.dtype.kind in "iu":
         table = p["W_x"] + p["b"][:, None, :]  # row v: e_v W_x + b
-        return table[np.arange(len(table))[:, None], X]
-    return X @ p["W_x"] + p["b"][:, None, :]
+        return table[np.arange(len(table))[:, None], x]
+    return x @ p["W_x"] + p["b"][:, None, :]
 
 
 def forward(cell, p, X, state):
-    """The cell over every step of X from state: H (T, M, B, n), the output state of
-    every step; the last state; the caches the backward pass reads."""
+    """The cell over every step of X (T, M, B) or (T, M, B, d) from state: the output
+    state H_t of every step (a list), the last state, the caches the backward pass reads."""
     step = CELLS[cell][0]
     Hs, caches = [], []
-    for a_x in input_part(p, X):
-        state, cache = step(a_x, state, p["W_h"])
+    for x in X:
+        state, cache = step(input_part(p, x), state, p["W_h"])
         Hs.append(state[0])
         caches.append(cache)
-    return np.stack(Hs), state, caches
+    return Hs, state, caches
 
 
 def flush_tiny(d):
@@ -262,47 +262,46 @@ def flush_tiny(d):
 def backward(cell, p, X, caches, dH, keep=None):
     """Backpropagation through time over the steps of one forward pass.
 
-    dH (T, M, B, n): what the loss sends to each H_t directly, through the output layer.
-    keep (T, M, B, 1), or None for all ones: a factor on what step t sends back to step
-    t - 1. Ones everywhere is full BPTT; a 0 at step t cuts the gradient there, as
-    truncation does (the state that enters step t is then a constant); 0 or 1/pi at
+    dH: per step, what the loss sends to H_t directly through the output layer, (M, B, n)
+    or None. keep (T, M, B, 1), or None for all ones: a factor on what step t sends back
+    to step t - 1. Ones everywhere is full BPTT; a 0 at step t cuts the gradient there,
+    as truncation does (the state that enters step t is then a constant); 0 or 1/pi at
     random is randomized truncation. Returns the gradients of the cell's parameters,
-    dA (T, M, B, G n), the gradient at every step's pre-activations, and what reaches
-    the initial state."""
+    dA, the gradient at every step's pre-activations (a list), and what reaches the
+    initial state."""
     step_back = CELLS[cell][1]
-    T = len(caches)
-    d_state = tuple(np.zeros_like(dH[0]) for _ in range(CELLS[cell][3]))
-    dA = [None] * T
-    for t in reversed(range(T)):
-        d_state = (d_state[0] + dH[t],) + d_state[1:]  # from the output, and from step t + 1
+    M, B, n = caches[0][0].shape
+    d_state = tuple(np.zeros((M, B, n), p["W_h"].dtype) for _ in range(CELLS[cell][3]))
+    dA = [None] * len(caches)
+    for t in reversed(range(len(caches))):
+        if dH[t] is not None:  # from the output; d_state brings what step t + 1 sent
+            d_state = (d_state[0] + dH[t],) + d_state[1:]
         dA[t], d_state = step_back(d_state, caches[t], p["W_h"])
         if keep is not None:
             d_state = tuple(d * keep[t] for d in d_state)
         if t % FLUSH_EVERY == 0:
             d_state = tuple(flush_tiny(d) for d in d_state)
-    dA = np.stack(dA)
     return weight_gradients(cell, p, X, caches, dA), dA, d_state
 
 
 def weight_gradients(cell, p, X, caches, dA):
     """Each weight's gradient, summed over steps and sequences as one product per weight:
-    dW_h = sum over t of H_{t-1}^T dA_t, dW_x = sum of X_t^T dA_t, db = sum of dA_t."""
-    T, M, B, G = dA.shape
-    dA_all = dA.transpose(1, 0, 2, 3).reshape(M, T * B, G)  # every step's rows, per model
+    dW_h = the sum over t of H_{t-1}^T dA_t, dW_x = the sum of X_t^T dA_t (for token
+    ids: dA_t's rows added to the rows they looked up), db = the column sums of dA_t."""
+    def rows(arrays):  # per step (M, B, k) -> (M, T B, k): every step's rows, per model
+        a = np.stack(arrays, axis=1)
+        return a.reshape(a.shape[0], -1, a.shape[-1])
 
-    def rows(arrays):  # (T, M, B, k) -> (M, T B, k)
-        a = np.stack(arrays)
-        return a.transpose(1, 0, 2, 3).reshape(M, T * B, a.shape[-1])
-
+    dA_all = rows(dA)
+    M, TB, G = dA_all.shape
     H_prev = rows([c[0] for c in caches])
     dW_h = H_prev.swapaxes(1, 2) @ dA_all
     if cell == "gru":  # the candidate reads R * H_prev, not H_prev
         n = H_prev.shape[-1]
         dW_h[..., 2 * n:] = rows([c[2] for c in caches]).swapaxes(1, 2) @ dA_all[..., 2 * n:]
-    if X.dtype.kind in "iu":  # the lookup's gradient: a one-hot product adds each row back
-        ids = X.transpose(1, 0, 2).reshape(M, 1, T * B)
-        onehot = (ids == np.arange(p["W_x"].shape[1])[:, None]).astype(dA.dtype)
-        dW_x = onehot @ dA_all
+    if X.dtype.kind in "iu":  # one-hot rows (M, V, T B): a product adds each row back
+        ids = X.transpose(1, 0, 2).reshape(M, 1, TB)
+        dW_x = (ids == np.arange(p["W_x"].shape[1])[:, None]).astype(dA_all.dtype) @ dA_all
     else:
         dW_x = rows(list(X)).swapaxes(1, 2) @ dA_all
     return {"W_x": dW_x, "W_h": dW_h, "b": dA_all.sum(axis=1)}
@@ -361,8 +360,7 @@ def last_step_loss(cell, p, X, Y, keep=None, grads=True, state=None):
         d_out = (2 * error / B)[..., None]  # d(mean squared error)/d output
     if not grads:
         return loss, score, None
-    dH = np.zeros_like(H)
-    dH[-1] = d_out @ p["W_y"].swapaxes(1, 2)
+    dH = [None] * (T - 1) + [d_out @ p["W_y"].swapaxes(1, 2)]  # only the last step's
     g, dA, _ = backward(cell, p, X, caches, dH, keep)
     g["W_y"] = H[-1].swapaxes(1, 2) @ d_out
     g["b_y"] = d_out.sum(axis=1)
@@ -373,7 +371,8 @@ def every_step_loss(cell, p, X, Y, state, keep=None, grads=True):
     """A language model's loss: softmax cross-entropy of the next token at every step,
     mean over steps and sequences. Returns the loss per model, the last state (to carry
     on with) and the gradients."""
-    H, last, caches = forward(cell, p, X, state)
+    Hs, last, caches = forward(cell, p, X, state)
+    H = np.stack(Hs)
     logits = H @ p["W_y"] + p["b_y"][:, None, :]  # (T, M, B, V)
     loss, _, d_logits = softmax_xent(logits, Y)
     if not grads:
@@ -547,11 +546,9 @@ def input_gradients(cell, p, X, Y):
     its one-hot input taken as a real vector; dl/dx_t = dA_t W_x^T. In float64."""
     p = {name: w.astype(np.float64) for name, w in p.items()}
     B = Y.shape[1]
-    _, _, g = last_step_loss(cell, p, X, Y)  # for the shapes; dA below
     H, _, caches = forward(cell, p, X, zero_state(cell, len(Y), B, p["W_h"].shape[1], "float64"))
     _, _, d_out = softmax_xent(H[-1] @ p["W_y"] + p["b_y"][:, None, :], Y)
-    dH = np.zeros_like(H)
-    dH[-1] = (d_out * B) @ p["W_y"].swapaxes(1, 2)  # each sequence's own loss, not the mean
+    dH = [None] * (len(H) - 1) + [(d_out * B) @ p["W_y"].swapaxes(1, 2)]  # each its own loss
     _, dA, _ = backward(cell, p, X, caches, dH)
     W_xT = p["W_x"].swapaxes(1, 2)
     return (np.linalg.norm(dA[0] @ W_xT, axis=-1).mean(axis=1),
@@ -1076,9 +1073,9 @@ def compute_adding(cell="lstm", b_i=ADDING_INPUT_BIAS, T=ADDING_LENGTH, budget=A
         solved[done] = step * ADDING_BATCH
     test = [np.random.default_rng([ADDING_KEY + 1, s, T]) for s in seeds]
     X, Y = adding_batch(test, ADDING_TEST, T, T)
-    error = np.concatenate([last_step_loss(cell, p, X[:, :, i:i + 256],
-                                           Y[:, i:i + 256].astype(np.float32), grads=False)[1]
-                            for i in range(0, ADDING_TEST, 256)], axis=1)  # 256 at a time
+    error = np.concatenate([last_step_loss(cell, p, X[:, :, i:i + 128],
+                                           Y[:, i:i + 128].astype(np.float32), grads=False)[1]
+                            for i in range(0, ADDING_TEST, 128)], axis=1)  # 128 at a time
     return [AddingRun(int(s), int(solved[m]), int((error[m] >= ADDING_CORRECT).sum()),
                       float((error[m] ** 2).mean()), curves[m]) for m, s in enumerate(seeds)]
 

@@ -280,28 +280,28 @@ def adding(ctx):
     rec = ctx.record("--adding")
 
     def draw(ax, colors):
-        for n, (name, color) in enumerate(zip(rec.models, colors.series)):
-            for r in (r for r in rec.runs if r.model == name):
-                xs = [(i + 1) * rec.curve_every for i in range(len(r.curve))]
-                ax.plot(xs, list(r.curve), color=color, linestyle=STYLES[n], linewidth=1.2,
-                        label=name if r.seed == rec.runs[0].seed else None)
-                if r.solved_after:
-                    ax.scatter([r.solved_after], [1.3e-5], color=color, marker="|", s=80)
+        for n, (r, color) in enumerate(zip(rec.runs, colors.series)):
+            xs = [(i + 1) * rec.curve_every for i in range(len(r.curve))]
+            ax.plot(xs, list(r.curve), color=color, linestyle=STYLES[n], linewidth=1.3,
+                    label=f"seed {r.seed}")
+            if r.solved_after:
+                ax.axvline(r.solved_after, color=color, linestyle=STYLES[n], linewidth=0.9)
         ax.axhline(rec.chance_mse, color=colors.muted, linestyle="--", linewidth=1.2)
-        ax.annotate("predicting the mean", (rec.curve_every, rec.chance_mse * 1.25),
+        ax.annotate("predicting the mean", (rec.curve_every, rec.chance_mse * 1.3),
                     color=colors.fg, fontsize="small")
         ax.axhline(0.01, color=colors.muted, linestyle=":", linewidth=1.0)
+        ax.annotate("0.01", (rec.curve_every, 0.01 * 1.3), color=colors.fg, fontsize="small")
         ax.set(yscale="log", xlabel="training sequences", ylabel="training mean squared error")
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper right", title=rec.model.replace("b_i=", "$b_i$ = "))
 
-    return ctx.figure(draw, alt="Training mean squared error against sequences on a log scale: "
-                                "every run starts at the dashed chance line, drops below it "
-                                "within a few thousand sequences and falls two orders of "
-                                "magnitude further; ticks at the bottom mark where each met the "
-                                "paper's criterion",
-                      caption="Each line one seed, the error over blocks of sequences. Dashed: "
-                              "predicting the mean. Dotted: 0.01, the paper's bound on the "
-                              "mean error. Ticks: where each seed met the paper's criterion.")
+    return ctx.figure(draw, alt="Training mean squared error against sequences on a log "
+                                "scale for each seed: every run starts at the dashed chance "
+                                "line and falls two orders of magnitude below it; vertical "
+                                "lines mark where a seed met the paper's criterion",
+                      caption="Each line one seed: the mean squared error over each block of "
+                              f"{rec.curve_every:,} training sequences. Dashed: predicting the "
+                              "mean. Dotted: 0.01, the paper's bound on the mean error. Vertical "
+                              "lines: where a seed met the paper's criterion.")
 
 
 def _solved_phrase(rec):
