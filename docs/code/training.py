@@ -69,22 +69,22 @@ ADAM_LR = 1e-3  # Adam's learning rate, betas and epsilon: PyTorch's defaults, a
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
 LEARNED = 0.95  # a seed whose test accuracy is at least this has learned the lag
 
-# Step 1: the Jacobian of one LSTM step, on chapter 13's random LSTMs (gated.py --measure)
+# Step 2: the Jacobian of one LSTM step, on chapter 13's random LSTMs (gated.py --measure)
 JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS = 32, 16, 100  # H, d, T
 JACOBIAN_BIASES = (0.0, 1.0, 2.0)  # b_f
 JACOBIAN_DISTANCE = 47  # the step chapter 13 reads its table at
 JACOBIAN_SEED = 0
 
-# Step 2: clipping, on the recall task at one lag, plain SGD
+# Step 3: clipping, on the recall task at one lag, plain SGD
 CLIP_LAG, CLIP_STEPS, CLIP_LR, CLIP_THRESHOLD = 20, 300, 0.1, 1.0
 CLIP_RADII = (0.5, 2.0)  # spectral radius of U at the start: vanishing, exploding
 
-# Step 3: truncation on the recall task
+# Step 4: truncation on the recall task
 TRUNCATION_LAG = 10
 TRUNCATION_STEPS = 1000  # chapter 15 trains 1,500; these models have learned by 1,000
 TRUNCATION_MODELS = (("lstm", 2.0), ("gru", 0.0))  # (cell, initial forget / update bias)
 
-# Step 4: The Time Machine
+# Step 4: truncation on The Time Machine
 CORPUS = Path(__file__).with_name("timemachine.txt")
 TEXT_VOCAB = [" ", "<unk>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]  # d2l's 28
 TEXT_HIDDEN, TEXT_BATCH, TEXT_WINDOW = 32, 16, 64  # n, sequences per update, steps per window
@@ -525,6 +525,18 @@ def read_text(path=CORPUS):
 # Training on the recall task: every model of one cell at one lag, side by side
 # ---------------------------------------------------------------------------
 
+def keep_freed_memory():
+    """Ask the C library (glibc, on Linux) to keep 64 MB free at the top of the heap
+    instead of handing it back to the system: every training step frees its caches, and
+    taking the pages back from the system at the next step cost as much as a fifth of the
+    adding problem's time here. Elsewhere (macOS, Windows) this does nothing."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallopt(-2, 64 << 20)  # -2: M_TOP_PAD
+    except (OSError, AttributeError):
+        pass
+
+
 @dataclass
 class RecallRun:
     """What training gave, one entry per model (lists of length M)."""
@@ -561,6 +573,7 @@ def train_recall(cell, p, lag, seeds, steps, keep=None, sgd=None, clip_at=None,
     RECALL_BATCH sequences; model m reads the training stream and the test set of
     seeds[m], drawn as memory.py draws them. Adam (chapter 15's) unless sgd is a
     learning rate; clip_at: clip each model's gradient to that norm. Returns a RecallRun."""
+    keep_freed_memory()
     distinct = tuple(dict.fromkeys(seeds))
     of_seed = [distinct.index(s) for s in seeds]  # model m reads stream of_seed[m]
     streams = [np.random.default_rng([DATA_KEY, s, lag]) for s in distinct]
@@ -601,7 +614,7 @@ def evaluate_recall(cell, p, X, Y, chunk=128):
 
 
 # ---------------------------------------------------------------------------
-# Step 0: every hand-written gradient against finite differences
+# Step 1 (16.1): every hand-written gradient against finite differences
 # ---------------------------------------------------------------------------
 
 GRADCHECK = dict(hidden=3, vocab=5, inputs=2, steps=6, batch=2, models=2, eps=1e-6,
@@ -781,7 +794,7 @@ def compute_gradcheck(seed=0):
 
 
 # ---------------------------------------------------------------------------
-# Step 1: dC_t/dC_{t-1} in full, measured on chapter 13's random LSTMs
+# Step 2 (16.2): dC_t/dC_{t-1} in full, measured on chapter 13's random LSTMs
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -859,7 +872,7 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
 
 
 # ---------------------------------------------------------------------------
-# Step 2: clipping against an exploding and a vanishing gradient
+# Step 3 (16.3): clipping against an exploding and a vanishing gradient
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -920,7 +933,7 @@ def compute_clip(radii=CLIP_RADII, lag=CLIP_LAG, steps=CLIP_STEPS, lr=CLIP_LR,
 
 
 # ---------------------------------------------------------------------------
-# Step 3: truncation on the recall task
+# Step 4 (16.4): truncation on the recall task
 # ---------------------------------------------------------------------------
 
 def truncation_keep(ks, T, seeds):
@@ -962,126 +975,7 @@ def recall_name(cell, bias):
 
 
 # ---------------------------------------------------------------------------
-# Step 5: initialisation of the plain RNN
-# ---------------------------------------------------------------------------
-
-INIT_SETUPS = {  # model -> (cell, U at the start)
-    "random U, tanh": ("tanh", "random"),  # chapter 15's plain RNN
-    "U = I, ReLU": ("relu", "identity"),  # Le, Jaitly and Hinton's IRNN
-    "orthogonal U, tanh": ("tanh", "orthogonal"),
-}
-
-
-@dataclass
-class InitRun:
-    model: str
-    lag: int
-    accuracy: list  # test accuracy per seed
-    factor_init: list  # (g_1 / g_T)^(1/lag) per seed: the gradient's factor per step, at the start
-    factor_trained: list  # the same after training
-
-
-def compute_init(lags=INIT_LAGS, models=INIT_MODELS, steps=RECALL_STEPS, seeds=SEEDS):
-    """Each plain RNN of INIT_SETUPS at each lag, chapter 15's budget and data; models of
-    one cell side by side. Returns InitRuns, model by model, lag by lag."""
-    runs = {}
-    for lag in lags:
-        for cell in dict.fromkeys(INIT_SETUPS[m][0] for m in models):
-            mine = [m for m in models if INIT_SETUPS[m][0] == cell]
-            parts = [plain_rnn_init(seeds, INIT_SETUPS[m][1]) for m in mine]
-            p = {name: np.concatenate([q[name] for q in parts]).astype(np.float32)
-                 for name in parts[0]}
-            run = train_recall(cell, p, lag, list(seeds) * len(mine), steps)
-            for j, model in enumerate(mine):
-                m = slice(j * len(seeds), (j + 1) * len(seeds))
-
-                def factor(g1, gT):
-                    return [float((a / b) ** (1 / lag)) if a > 0 and b > 0 else 0.0
-                            for a, b in zip(g1[m], gT[m])]
-
-                runs[model, lag] = InitRun(model, lag, run.accuracy[m],
-                                           factor(run.g1_init, run.gT_init),
-                                           factor(run.g1_trained, run.gT_trained))
-    return [runs[m, lag] for m in models for lag in lags]
-
-
-# ---------------------------------------------------------------------------
-# Step 6: the adding problem
-# ---------------------------------------------------------------------------
-
-ADDING_INPUT_BIAS = -3.0  # the LSTM's b_i: the paper starts its input gates closed (-3, -6)
-
-
-@dataclass
-class AddingRun:
-    seed: int
-    solved_after: int  # training sequences until the paper's criterion held; 0: not in budget
-    wrong: int  # test sequences of ADDING_TEST with |error| >= ADDING_CORRECT, after training
-    test_mse: float
-    curve: list  # mean squared training error over each block of CURVE_EVERY batches
-
-
-CURVE_EVERY = 32  # batches per point of the learning curve: 1,024 sequences
-
-
-def adding_init(cell, seeds, b_i, hidden=ADDING_HIDDEN, bias=ADDING_BIAS):
-    """Weights uniform(-1/sqrt(n), 1/sqrt(n)) (PyTorch's rule, as in chapter 15); biases
-    zero but the LSTM's forget gate and the GRU's update gate at `bias`, so that both
-    start by keeping what they hold, and the LSTM's input gate at b_i."""
-    p = recall_init(cell, seeds, bias, hidden, vocab=2, classes=1)
-    if cell == "lstm":
-        p["b"][:, :hidden] = b_i
-    return {name: w.astype(np.float32) for name, w in p.items()}
-
-
-def recent(batches, count):
-    """The last `count` entries of a ring of batches (M, ring, B) whose next slot to write
-    is batches[:, 0] after a roll: (M, count)."""
-    return batches.reshape(len(batches), -1)[:, -count:]
-
-
-def compute_adding(cell="lstm", b_i=ADDING_INPUT_BIAS, T=ADDING_LENGTH, budget=ADDING_SEQUENCES,
-                   seeds=ADDING_SEEDS):
-    """Train one model per seed, side by side, on the adding problem at length T, until
-    each has met the paper's criterion or `budget` sequences are spent; then test it on
-    ADDING_TEST fresh sequences of length T. Returns an AddingRun per seed."""
-    p = adding_init(cell, seeds, b_i)
-    M = len(seeds)
-    streams = [np.random.default_rng([ADDING_KEY, s, T]) for s in seeds]
-    lengths = np.random.default_rng([ADDING_KEY, T])  # one length per step, for every seed
-    ring = -(-ADDING_RECENT // ADDING_BATCH)  # the batches that hold the last 2,000 sequences
-    errors = np.full((M, ring, ADDING_BATCH), np.inf)  # |error| of each, oldest batch first
-    squares = np.full((M, ring, ADDING_BATCH), np.inf)
-    solved = np.zeros(M, int)
-    curves, block = [[] for _ in range(M)], np.zeros(M)
-    adam = Adam(p, ADDING_LR)
-    step = 0
-    while step * ADDING_BATCH < budget and not solved.all():
-        X, Y = adding_batch(streams, ADDING_BATCH, T, int(lengths.integers(T, T + T // 10 + 1)))
-        loss, error, g = last_step_loss(cell, p, X, Y.astype(np.float32))
-        adam.step(p, g)  # each error was measured before the update, as in online learning
-        errors = np.concatenate([errors[:, 1:], error[:, None]], axis=1)
-        squares = np.concatenate([squares[:, 1:], error[:, None] ** 2], axis=1)
-        step += 1
-        block += loss
-        if step % CURVE_EVERY == 0:
-            for m in range(M):
-                curves[m].append(float(block[m] / CURVE_EVERY))
-            block[:] = 0
-        done = ((recent(errors, ADDING_RECENT) < ADDING_CORRECT).all(axis=1)
-                & (recent(squares, ADDING_RECENT).mean(axis=1) < ADDING_MSE) & (solved == 0))
-        solved[done] = step * ADDING_BATCH
-    test = [np.random.default_rng([ADDING_KEY + 1, s, T]) for s in seeds]
-    X, Y = adding_batch(test, ADDING_TEST, T, T)
-    error = np.concatenate([last_step_loss(cell, p, X[:, :, i:i + 128],
-                                           Y[:, i:i + 128].astype(np.float32), grads=False)[1]
-                            for i in range(0, ADDING_TEST, 128)], axis=1)  # 128 at a time
-    return [AddingRun(int(s), int(solved[m]), int((error[m] >= ADDING_CORRECT).sum()),
-                      float((error[m] ** 2).mean()), curves[m]) for m, s in enumerate(seeds)]
-
-
-# ---------------------------------------------------------------------------
-# Step 4: The Time Machine, truncated, carried or reset
+# Step 4 (16.4): The Time Machine, truncated, carried or reset
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -1126,6 +1020,7 @@ def compute_text(updates=TEXT_UPDATES, settings=TEXT_SETTINGS, seeds=TEXT_SEEDS)
     carried over with its graph cut. random partitioning: each update reads TEXT_BATCH
     windows from random places in the text (non-overlapping, shuffled per epoch), each
     from a zero state. Adam, clipping at TEXT_CLIP."""
+    keep_freed_memory()
     tokens = read_text()
     if len(tokens) < TEXT_TRAIN + TEXT_VAL:
         raise Refused(f"{CORPUS.name} has {len(tokens):,} characters after preprocessing; "
@@ -1228,6 +1123,126 @@ def evaluate_text(p, val, windows=True, streams=TEXT_BATCH, T=TEXT_WINDOW):
                                      grads=False)
         total += loss * len(w)
     return through, np.exp(total / count)
+
+
+# ---------------------------------------------------------------------------
+# Step 5 (16.5): initialisation of the plain RNN
+# ---------------------------------------------------------------------------
+
+INIT_SETUPS = {  # model -> (cell, U at the start)
+    "random U, tanh": ("tanh", "random"),  # chapter 15's plain RNN
+    "U = I, ReLU": ("relu", "identity"),  # Le, Jaitly and Hinton's IRNN
+    "orthogonal U, tanh": ("tanh", "orthogonal"),
+}
+
+
+@dataclass
+class InitRun:
+    model: str
+    lag: int
+    accuracy: list  # test accuracy per seed
+    factor_init: list  # (g_1 / g_T)^(1/lag) per seed: the gradient's factor per step, at the start
+    factor_trained: list  # the same after training
+
+
+def compute_init(lags=INIT_LAGS, models=INIT_MODELS, steps=RECALL_STEPS, seeds=SEEDS):
+    """Each plain RNN of INIT_SETUPS at each lag, chapter 15's budget and data; models of
+    one cell side by side. Returns InitRuns, model by model, lag by lag."""
+    runs = {}
+    for lag in lags:
+        for cell in dict.fromkeys(INIT_SETUPS[m][0] for m in models):
+            mine = [m for m in models if INIT_SETUPS[m][0] == cell]
+            parts = [plain_rnn_init(seeds, INIT_SETUPS[m][1]) for m in mine]
+            p = {name: np.concatenate([q[name] for q in parts]).astype(np.float32)
+                 for name in parts[0]}
+            run = train_recall(cell, p, lag, list(seeds) * len(mine), steps)
+            for j, model in enumerate(mine):
+                m = slice(j * len(seeds), (j + 1) * len(seeds))
+
+                def factor(g1, gT):
+                    return [float((a / b) ** (1 / lag)) if a > 0 and b > 0 else 0.0
+                            for a, b in zip(g1[m], gT[m])]
+
+                runs[model, lag] = InitRun(model, lag, run.accuracy[m],
+                                           factor(run.g1_init, run.gT_init),
+                                           factor(run.g1_trained, run.gT_trained))
+    return [runs[m, lag] for m in models for lag in lags]
+
+
+# ---------------------------------------------------------------------------
+# Step 6 (16.6): the adding problem
+# ---------------------------------------------------------------------------
+
+ADDING_INPUT_BIAS = -3.0  # the LSTM's b_i: the paper starts its input gates closed (-3, -6)
+
+
+@dataclass
+class AddingRun:
+    seed: int
+    solved_after: int  # training sequences until the paper's criterion held; 0: not in budget
+    wrong: int  # test sequences of ADDING_TEST with |error| >= ADDING_CORRECT, after training
+    test_mse: float
+    curve: list  # mean squared training error over each block of CURVE_EVERY batches
+
+
+CURVE_EVERY = 32  # batches per point of the learning curve: 1,024 sequences
+
+
+def adding_init(cell, seeds, b_i, hidden=ADDING_HIDDEN, bias=ADDING_BIAS):
+    """Weights uniform(-1/sqrt(n), 1/sqrt(n)) (PyTorch's rule, as in chapter 15); biases
+    zero but the LSTM's forget gate and the GRU's update gate at `bias`, so that both
+    start by keeping what they hold, and the LSTM's input gate at b_i."""
+    p = recall_init(cell, seeds, bias, hidden, vocab=2, classes=1)
+    if cell == "lstm":
+        p["b"][:, :hidden] = b_i
+    return {name: w.astype(np.float32) for name, w in p.items()}
+
+
+def recent(batches, count):
+    """The last `count` entries of a ring of batches (M, ring, B) whose next slot to write
+    is batches[:, 0] after a roll: (M, count)."""
+    return batches.reshape(len(batches), -1)[:, -count:]
+
+
+def compute_adding(cell="lstm", b_i=ADDING_INPUT_BIAS, T=ADDING_LENGTH, budget=ADDING_SEQUENCES,
+                   seeds=ADDING_SEEDS):
+    """Train one model per seed, side by side, on the adding problem at length T, until
+    each has met the paper's criterion or `budget` sequences are spent; then test it on
+    ADDING_TEST fresh sequences of length T. Returns an AddingRun per seed."""
+    keep_freed_memory()
+    p = adding_init(cell, seeds, b_i)
+    M = len(seeds)
+    streams = [np.random.default_rng([ADDING_KEY, s, T]) for s in seeds]
+    lengths = np.random.default_rng([ADDING_KEY, T])  # one length per step, for every seed
+    ring = -(-ADDING_RECENT // ADDING_BATCH)  # the batches that hold the last 2,000 sequences
+    errors = np.full((M, ring, ADDING_BATCH), np.inf)  # |error| of each, oldest batch first
+    squares = np.full((M, ring, ADDING_BATCH), np.inf)
+    solved = np.zeros(M, int)
+    curves, block = [[] for _ in range(M)], np.zeros(M)
+    adam = Adam(p, ADDING_LR)
+    step = 0
+    while step * ADDING_BATCH < budget and not solved.all():
+        X, Y = adding_batch(streams, ADDING_BATCH, T, int(lengths.integers(T, T + T // 10 + 1)))
+        loss, error, g = last_step_loss(cell, p, X, Y.astype(np.float32))
+        adam.step(p, g)  # each error was measured before the update, as in online learning
+        errors = np.concatenate([errors[:, 1:], error[:, None]], axis=1)
+        squares = np.concatenate([squares[:, 1:], error[:, None] ** 2], axis=1)
+        step += 1
+        block += loss
+        if step % CURVE_EVERY == 0:
+            for m in range(M):
+                curves[m].append(float(block[m] / CURVE_EVERY))
+            block[:] = 0
+        done = ((recent(errors, ADDING_RECENT) < ADDING_CORRECT).all(axis=1)
+                & (recent(squares, ADDING_RECENT).mean(axis=1) < ADDING_MSE) & (solved == 0))
+        solved[done] = step * ADDING_BATCH
+    test = [np.random.default_rng([ADDING_KEY + 1, s, T]) for s in seeds]
+    X, Y = adding_batch(test, ADDING_TEST, T, T)
+    error = np.concatenate([last_step_loss(cell, p, X[:, :, i:i + 128],
+                                           Y[:, i:i + 128].astype(np.float32), grads=False)[1]
+                            for i in range(0, ADDING_TEST, 128)], axis=1)  # 128 at a time
+    return [AddingRun(int(s), int(solved[m]), int((error[m] >= ADDING_CORRECT).sum()),
+                      float((error[m] ** 2).mean()), curves[m]) for m, s in enumerate(seeds)]
 
 
 # ===========================================================================
