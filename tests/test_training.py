@@ -71,7 +71,8 @@ def test_the_lstm_step_is_the_equations():
          "b": rng.normal(0, 0.5, (M, 4 * n))}
     X = rng.normal(0, 1, (T, M, B, d))
     state = (rng.normal(0, 1, (M, B, n)), rng.normal(0, 1, (M, B, n)))
-    H, (H_T, C_T), _ = training.forward("lstm", p, X, state)
+    Hs, (H_T, C_T), _ = training.forward("lstm", p, X, state)
+    H = np.stack(Hs)
     for m in range(M):
         for b in range(B):
             hs, cs = reference_lstm(p["W_x"][m], p["W_h"][m], p["b"][m], X[:, m, b],
@@ -389,7 +390,7 @@ def test_the_clip_rows_without_clipping_never_reach_the_threshold():
                                   ["--init", "--lags", "x"], ["--init", "--lags", "1,50"],
                                   ["--init", "--lags", "1,2,3,4,5,6,7,8,9"],
                                   ["--clip", "--threshold", "0"], ["--adding", "--length", "19"],
-                                  ["--adding", "--sequences", "100"], ["--lag", "5"],
+                                  ["--adding", "--sequences", "100"], ["--jacobian", "--lag", "5"],
                                   ["--jacobian", "--updates", "5"], ["--adding", "--cell", "rnn"]])
 def test_bad_options_are_argparse_errors(args):
     result = run_script("training.py", *args)

@@ -1,19 +1,20 @@
-"""training.py: training recurrent networks: backpropagation through time in full and truncated, state carried or reset, initialisation, and the adding problem of 1997.
+"""training.py: training recurrent networks, from backpropagation through time to the adding problem.
 
 Companion script to chapter 16 ("Training recurrent networks"). Python 3.9+ and numpy.
 
     python3 training.py               every report below, in order (about a minute)
     python3 training.py --gradcheck   each equation of the LSTM's backward pass, and every
                                       gradient of the three cells, against finite differences
-    python3 training.py --jacobian    dC_t/dC_{t-1} in full: the LSTM's second route
+    python3 training.py --jacobian    dC_t/dC_(t-1) in full: the LSTM's second way back
     python3 training.py --clip        clipping against an exploding and a vanishing gradient
     python3 training.py --truncation  chapter 15's recall task with the gradient cut at k steps
     python3 training.py --text        The Time Machine: truncation, state carried or reset
     python3 training.py --init        the plain RNN started at U = I (ReLU) or orthogonal U
     python3 training.py --adding      the adding problem at T = 100, against the 1997 paper
 
-    options: --seed S (--jacobian), --lag L (--truncation), --updates N (--text),
-             --steps N (--init), --length T and --sequences N (--adding)
+    options: --seed S (--jacobian), --threshold X (--clip), --lag L (--truncation),
+             --updates N (--text), --steps N and --lags L,L (--init), --length T,
+             --sequences N, --cell lstm|gru and --input-bias B (--adding)
 
 The file reads top to bottom: the settings; the three cells, one step forward and
 one step backward each, the LSTM's spelled out; backpropagation through time over
@@ -804,6 +805,7 @@ class JacobianRow:
     route: float  # mean spectral radius of R_t, the route through H_{t-1}
     predicted: float  # forget + route: the full factor per step, if diag(F_t) were f I
     factor_path: float  # measured per step over the second half: cell path, median unit
+    factor_mean: float  # the same for the product of mean(F_t) I + R_t: the spread left out
     factor_full: float  # the same for the whole Jacobian dC_t/dC_0
     path_best: float  # at JACOBIAN_DISTANCE: the cell path's best unit (chapter 13's)
     one_step: float  # the product of the full one-step dC_t/dC_{t-1}, spectral norm
@@ -836,28 +838,30 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
     n = p["W_h"].shape[1]
     _, _, caches = forward("lstm", p, X, zero_state("lstm", 1, 1, n, "float64"))
     path = np.ones(n)
-    product = np.eye(n)
+    product, mean_product = np.eye(n), np.eye(n)
     system = np.vstack([np.eye(n), np.zeros((n, n))])  # d(C_t, H_t)/dC_0, from (I, 0)
-    paths, products, fulls, forgets, routes = [], [], [], [], []
+    paths, products, means, fulls, forgets, routes = [], [], [], [], [], []
     eig_path = eig_step = None
     for t, cache in enumerate(caches, start=1):
         dC_dC, dC_dH, dH_dC, dH_dH = lstm_step_jacobian(cache, p["W_h"])
         F = np.diag(dC_dC)
-        step = dC_dC
+        R = np.zeros((n, n))
         if t > 1:  # H_0 is given, not made from C_0: the first step has the cell path only
             O_prev, tanh_prev = caches[t - 2][2].reshape(-1)[2 * n:], caches[t - 2][4].reshape(-1)
             R = dC_dH * (O_prev * (1 - tanh_prev ** 2))[None, :]
-            step = dC_dC + R
             routes.append(np.abs(np.linalg.eigvals(R)).max())
+        step = dC_dC + R
         if t == distance:
             eig_path = sorted(F.tolist())
             eig_step = sorted([float(z.real), float(z.imag)] for z in np.linalg.eigvals(step))
         forgets.append(F.mean())
         path *= F
         product = step @ product
+        mean_product = (F.mean() * np.eye(n) + R) @ mean_product
         system = np.block([[dC_dC, dC_dH], [dH_dC, dH_dH]]) @ system
         paths.append(float(np.median(path)))
         products.append(float(np.linalg.norm(product, 2)))
+        means.append(float(np.linalg.norm(mean_product, 2)))
         fulls.append(float(np.linalg.norm(system[:n], 2)))
     half = len(caches) // 2
 
@@ -867,8 +871,9 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
     best = float(np.prod([np.diag(lstm_step_jacobian(c, p["W_h"])[0])
                           for c in caches[:distance]], axis=0).max())
     forget, route = float(np.mean(forgets)), float(np.mean(routes))
-    return JacobianRow(b_f, forget, route, forget + route, per_step(paths), per_step(fulls),
-                       best, products[distance - 1], fulls[distance - 1], eig_path, eig_step)
+    return JacobianRow(b_f, forget, route, forget + route, per_step(paths), per_step(means),
+                       per_step(fulls), best, products[distance - 1], fulls[distance - 1],
+                       eig_path, eig_step)
 
 
 # ---------------------------------------------------------------------------
@@ -1267,11 +1272,11 @@ def format_gradcheck_table(rows):
 
 def format_jacobian_table(rows, distance=JACOBIAN_DISTANCE):
     body = [(f"{r.b_f:.1f}", f"{r.forget:.3f}", f"{r.route:.3f}", f"{r.predicted:.3f}",
-             f"{r.factor_path:.3f}", f"{r.factor_full:.3f}", f"{r.path_best:.3e}",
+             f"{r.factor_path:.3f}", f"{r.factor_mean:.3f}", f"{r.factor_full:.3f}",
              f"{r.one_step:.3e}", f"{r.full:.3e}") for r in rows]
-    header = ("b_f", "mean F_t", "rho(R_t)", "F_t + rho(R_t)", "per step: cell path",
-              "per step: full", f"dC_{distance}/dC_0: cell path, best unit",
-              "product of full one-step", "full")
+    header = ("b_f", "mean F_t", "rho(R_t)", "mean F_t + rho(R_t)", "per step: cell path",
+              "per step: mean(F_t) I + R_t", "per step: full",
+              f"dC_{distance}/dC_0: one-step products", "full")
     return format_table(header, body, "rrrrrrrrr")
 
 
@@ -1456,11 +1461,12 @@ def report_jacobian(args, out):
              f"H_(t-1) and the gates), and the whole Jacobian of the (C, H) system. Per step: the "
              f"factor over steps {JACOBIAN_STEPS // 2 + 1} to {JACOBIAN_STEPS}, a geometric mean.")
     out.table("jacobian", format_jacobian_table(rows))
-    out.text("diag(F_t) is close to a multiple of the identity, so adding R_t moves each of "
-             "its eigenvalues by about one of R_t's; those spread around zero, so the largest "
-             "lands near F_t + rho(R_t): the route through H_(t-1) adds rho(R_t) to the "
-             f"factor of every step, and after {k} steps that is a factor of "
-             f"((F + rho) / F)^{k} more.")
+    out.text("With diag(F_t) replaced by mean(F_t) I the factor per step stays where it "
+             "was: what counts is the gates' mean, not their spread. The eigenvalues of "
+             "mean(F_t) I + R_t are mean(F_t) plus those of R_t, which spread around zero out "
+             "to rho(R_t): the largest lands near mean F_t + rho(R_t), and the product settles "
+             f"a little below it. Compounded over {k} steps, a factor of "
+             f"((F + rho) / F)^{k}.")
     return JacobianRecord(JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS, seed, k, rows,
                           list(JACOBIAN_BIASES))
 

@@ -5,6 +5,7 @@ Its tables and numbers need no code here: the page names them
 (<!-- gen table jacobian from training.py --jacobian -->).
 """
 
+import math
 from html import escape
 
 from generator.chapter import Chapter
@@ -91,76 +92,73 @@ class Drawing:
 @CHAPTER.diagram
 def gradient_paths(ctx):
     jac = ctx.record("--jacobian")
-    row = jac.rows[0]  # b_f = 0: the live numbers of the first row of the table
+    row = jac.rows[0]  # b_f = 0: the live numbers of the table's first row
     forget, route = f"{row.forget:.2f}", f"{row.route:.2f}"
     d = Drawing()
-    C_lane, H_lane, gates, bus = 70, 270, 190, 232
-    # the cell, and the forward wires
-    d.box(330, 165, 440, 250, "dg-cell-outline", rx=10)
-    d.path(f"M62 {C_lane} H201", "dg-wire", arrow=(201, C_lane, 1, 0))  # C_{t-1} to x F
-    d.path(f"M219 {C_lane} H311", "dg-wire", arrow=(311, C_lane, 1, 0))  # on to the sum
-    d.path(f"M329 {C_lane} H598", "dg-wire", arrow=(598, C_lane, 1, 0))  # C_t out
-    d.path(f"M62 {H_lane} H150 V{bus} H450", "dg-wire")  # H_{t-1}, then the bus
-    d.path(f"M150 318 V{bus}", "dg-wire")  # X_t joins it
-    for x in (210, 290, 350, 450):  # the bus into every gate
-        d.path(f"M{x} {bus} V{gates + 17}", "dg-wire", arrow=(x, gates + 17, 0, -1))
-    d.path(f"M210 {gates - 15} V{C_lane + 10}", "dg-wire", arrow=(210, C_lane + 10, 0, -1))
-    d.path(f"M290 {gates - 15} V130 H310", "dg-wire", arrow=(310, 130, 1, 0))
-    d.path(f"M350 {gates - 15} V130 H330", "dg-wire", arrow=(330, 130, -1, 0))
-    d.path(f"M320 121 V{C_lane + 10}", "dg-wire", arrow=(320, C_lane + 10, 0, -1))
-    d.path(f"M510 {C_lane} V115", "dg-wire", arrow=(510, 115, 0, 1))  # C_t to tanh
-    d.path(f"M510 145 V{gates - 9}", "dg-wire", arrow=(510, gates - 9, 0, 1))
-    d.path(f"M472 {gates} H501", "dg-wire", arrow=(501, gates, 1, 0))  # O to the product
-    d.path(f"M510 {gates + 9} V{H_lane} H598", "dg-wire", arrow=(598, H_lane, 1, 0))
-    # the gradient's two ways back, drawn over the forward wires
-    d.path(f"M600 {C_lane - 1} H64", "dg-highway-band", layer=d.back)
-    d.path(f"M596 {C_lane - 16} H70", "dg-highway", arrow=(64, C_lane - 16, -1, 0))
-    route_style = "stroke: var(--dg-o); stroke-dasharray: 6 4"
-    d.path(f"M318 {C_lane + 18} V150 H362 V{gates + 30} H160 V{H_lane - 14} H66",
-           "dg-wire", style=route_style, arrow=(62, H_lane - 14, -1, 0))
-    d.path(f"M40 {H_lane - 24} C12 {H_lane - 60} 12 {C_lane + 50} 40 {C_lane + 14}",
-           "dg-wire", style=route_style, arrow=(44, C_lane + 10, 0.6, -1))
+    C, Hy, gates, bus = 72, 258, 180, 224  # the lanes of C and H, the gates, the input bus
+    F, I, Ct, O, T = 130, 188, 242, 300, 344  # x of the gates and of tanh(C)
+    d.box(222, 160, 332, 232, "dg-cell-outline", rx=10)
+    d.back.append(d.shapes.pop())  # the cell behind everything
+    d.path(f"M52 {C - 1} H410", "dg-highway-band", layer=d.back)
+    # forward: the cell lane, the gates' inputs and outputs, the output lane
+    d.path(f"M52 {C} H{F - 9}", "dg-wire", arrow=(F - 9, C, 1, 0))
+    d.path(f"M{F + 9} {C} H206", "dg-wire", arrow=(206, C, 1, 0))
+    d.path(f"M224 {C} H408", "dg-wire", arrow=(408, C, 1, 0))
+    d.path(f"M52 {Hy} H92 V{bus} H{O}", "dg-wire")
+    d.path(f"M92 304 V{bus}", "dg-wire")
+    for x in (F, I, Ct, O):
+        d.path(f"M{x} {bus} V{gates + 13}", "dg-wire", arrow=(x, gates + 13, 0, -1))
+    d.path(f"M{F} {gates - 13} V{C + 9}", "dg-wire", arrow=(F, C + 9, 0, -1))
+    d.path(f"M{I} {gates - 13} V126 H206", "dg-wire", arrow=(206, 126, 1, 0))
+    d.path(f"M{Ct} {gates - 13} V126 H224", "dg-wire", arrow=(224, 126, -1, 0))
+    d.path(f"M215 117 V{C + 9}", "dg-wire", arrow=(215, C + 9, 0, -1))
+    d.path(f"M{T} {C} V108", "dg-wire", arrow=(T, 108, 0, 1))
+    d.path(f"M{T} 132 V{gates - 9}", "dg-wire", arrow=(T, gates - 9, 0, 1))
+    d.path(f"M{O + 17} {gates} H{T - 9}", "dg-wire", arrow=(T - 9, gates, 1, 0))
+    d.path(f"M{T} {gates + 9} V{Hy} H408", "dg-wire", arrow=(408, Hy, 1, 0))
+    # backward: the cell path, and the second route through the gates into H_{t-1}
+    d.path(f"M404 {C - 16} H56", "dg-highway", arrow=(52, C - 16, -1, 0))
+    dashed = "stroke: var(--dg-o); stroke-dasharray: 5 4"
+    d.path(f"M226 {C + 11} H270 V206 H106 V{Hy - 9} H58", "dg-wire", style=dashed,
+           arrow=(54, Hy - 9, -1, 0))
+    d.path(f"M40 {Hy - 12} C8 {Hy - 50} 8 {C + 50} 40 {C + 12}", "dg-wire", style=dashed,
+           arrow=(44, C + 9, 0.8, -1))
     # shapes
-    for x, name, cls in ((210, "F", "dg-f"), (290, "I", "dg-i"), (350, "C", "dg-c"),
-                         (450, "O", "dg-o")):
-        d.box(x, gates, 44, 30, f"dg-gate {cls}")
+    for x, name, cls in ((F, "F", "dg-f"), (I, "I", "dg-i"), (Ct, "C", "dg-c"), (O, "O", "dg-o")):
+        d.box(x, gates, 34, 26, f"dg-gate {cls}")
         d.math(x, gates + 5, name, tilde=name == "C")
-    d.node(210, C_lane, "*")
-    d.node(320, C_lane, "+")
-    d.node(320, 130, "*")
-    d.node(510, gates, "*")
-    d.box(510, 130, 44, 28, "dg-gate")
-    d.label(510, 134.5, "tanh")
-    # the variables
-    d.math(32, C_lane + 5, "C", "t−1")
-    d.math(32, H_lane + 5, "H", "t−1")
-    d.math(150, 336, "X", "t")
-    d.math(628, C_lane + 5, "C", "t")
-    d.math(628, H_lane + 5, "H", "t")
-    # what the two ways multiply by
-    d.label(330, 28, f"the cell path: × F_t, one number per unit (about {forget} at b_f = 0)")
-    d.label(388, 160, "the second route:", anchor="start", cls="dg-label dg-muted")
-    d.label(388, 176, "back through the gates,", anchor="start", cls="dg-label dg-muted")
-    d.label(388, 222, f"then W_h into H_t−1 (ρ(R_t) ≈ {route})", anchor="start",
+    for x, y, op in ((F, C, "*"), (215, C, "+"), (215, 126, "*"), (T, gates, "*")):
+        d.node(x, y, op)
+    d.box(T, 120, 40, 22, "dg-gate")
+    d.label(T, 124.5, "tanh")
+    # the variables, and what the two ways multiply by
+    d.math(48, C + 5, "C", "t−1", anchor="end")
+    d.math(48, Hy + 5, "H", "t−1", anchor="end")
+    d.math(92, 322, "X", "t")
+    d.math(412, C + 5, "C", "t", anchor="start")
+    d.math(412, Hy + 5, "H", "t", anchor="start")
+    d.label(222, 26, f"the cell path: one forget gate per unit, about {forget} here")
+    d.label(398, 300, "dashed: the second route, back through the", anchor="end",
             cls="dg-label dg-muted")
-    d.label(70, 168, "H_t−1 = O_t−1 ⊙", anchor="middle", cls="dg-label dg-muted")
-    d.label(70, 184, "tanh(C_t−1)", anchor="middle", cls="dg-label dg-muted")
-    title = "Backwards through one LSTM step: the cell path and the route through H"
-    desc = ("An LSTM cell. The forward wires: C sub t minus 1 is multiplied by the forget "
-            "gate F sub t and added to I sub t times C tilde sub t, giving C sub t; tanh of "
-            "C sub t times the output gate O sub t gives H sub t. All four gates read H sub t "
-            "minus 1 and X sub t. Backwards, two ways: along the top, the cell path, where "
-            "the gradient of C sub t reaches C sub t minus 1 multiplied by F sub t alone, "
-            f"one number per unit, about {forget} at forget bias 0. Dashed, the second route: "
-            "from C sub t back through the forget gate, the input gate and the input node, "
-            "through the recurrent weights into H sub t minus 1, which the step before made "
-            "from C sub t minus 1 as O sub t minus 1 times tanh of C sub t minus 1; its "
-            f"matrix R sub t has spectral radius about {route}.")
-    svg = d.svg("gradient-paths", 660, 350, title, desc)
-    caption = ("Backwards through one step. Amber: the cell path, $\\partial C_t / \\partial "
-               "C_{t-1} = \\operatorname{diag}(F_t)$. Dashed: the second route, $R_t$, through "
-               "the gates and $H_{t-1}$. Numbers: chapter 13's random LSTM with $b_f = 0$, "
-               "from the table below.")
+    d.label(398, 316, f"gates and the last output; ρ(R) ≈ {route} here", anchor="end",
+            cls="dg-label dg-muted")
+    title = "Backwards through one LSTM step: the cell path and the second route"
+    desc = ("An LSTM cell. Forward: C sub t minus 1 is multiplied by the forget gate F sub t "
+            "and added to I sub t times C tilde sub t, giving C sub t; tanh of C sub t times "
+            "the output gate O sub t gives H sub t; all four gates read H sub t minus 1 and "
+            "X sub t. Backward, two ways. Along the top, the cell path: the gradient of C sub "
+            "t reaches C sub t minus 1 multiplied by F sub t alone, one number per unit, "
+            f"about {forget} at forget bias 0. Dashed, the second route: from C sub t back "
+            "through the forget gate, the input gate and the input node and the recurrent "
+            "weights into H sub t minus 1, which the step before made from C sub t minus 1 "
+            "(the dashed curve outside the cell); its matrix R sub t has spectral radius "
+            f"about {route}.")
+    svg = d.svg("gradient-paths", 440, 332, title, desc)
+    caption = ("Backwards through one step. Amber, bold: the cell path, "
+               "∂C<sub>t</sub>/∂C<sub>t−1</sub> = diag(F<sub>t</sub>). Dashed: the second "
+               "route, R<sub>t</sub>, through the gates into H<sub>t−1</sub>, which the step "
+               "before made from C<sub>t−1</sub> (the curve on the left). Numbers: chapter "
+               "13's random LSTM with b<sub>f</sub> = 0, from the table in 16.2.")
     return (f'<figure class="diagram" id="gradient-paths" data-search-exclude>\n{svg}\n'
             f"<figcaption>{caption}</figcaption>\n</figure>")
 
@@ -182,13 +180,11 @@ def eigenvalues(ctx):
             ax.scatter([z[0] for z in step], [z[1] for z in step], color=color, marker=mark,
                        s=14, alpha=0.8, linewidths=0, label=f"$b_f$ = {row.b_f:g}")
             ax.axvline(row.predicted, color=color, linestyle=":", linewidth=1.1)
-        angles = [i / 200 * 3.14159265 - 3.14159265 / 2 for i in range(201)]
-        import math
+        angles = [(i / 200 - 0.5) * math.pi for i in range(201)]
         ax.plot([math.cos(a) for a in angles], [math.sin(a) for a in angles],
                 color=colors.muted, linewidth=1.0, linestyle="--")
-        ax.annotate("|λ| = 1", (0.72, 0.69), color=colors.fg, fontsize="small")
-        ax.set(xlim=(0.2, 1.15), ylim=(-0.45, 0.45), xlabel="real part",
-               ylabel="imaginary part", aspect="equal")
+        ax.annotate("|λ| = 1", (0.985, 0.16), ha="right", color=colors.fg, fontsize="small")
+        ax.set(xlim=(0.2, 1.1), ylim=(-0.2, 0.2), xlabel="real part", ylabel="imaginary part")
         ax.legend(loc="upper left", title=f"step {k}")
 
     return ctx.figure(draw, alt=f"Eigenvalues of one step's full dC/dC at step {k} for forget "
@@ -213,7 +209,7 @@ def clip_norms(ctx):
         ax.axhline(clip.threshold, color=colors.muted, linestyle=":", linewidth=1.2)
         ax.annotate("threshold", (2, clip.threshold * 1.15), color=colors.fg, fontsize="small")
         ax.set(yscale="log", xlabel="training step", ylabel="raw gradient norm (median seed)")
-        ax.legend(loc="center right")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
 
     return ctx.figure(draw, alt="Gradient norm per training step, log scale: the runs from "
                                 "rho = 2 start near 10 and stay above the threshold, the runs "
@@ -227,31 +223,31 @@ def clip_norms(ctx):
 def truncation(ctx):
     trunc = ctx.record("--truncation")
     ks = list(trunc.ks)
+    width = 0.36
 
     def draw(ax, colors):
         for n, (name, color) in enumerate(zip(trunc.models, colors.series)):
-            offset = (n - 0.5) * 0.04
-            xs = [k * 10 ** offset for k in ks]
-            ax.plot(xs, list(trunc.mean_accuracy[name]), color=color, linestyle=STYLES[n],
-                    marker=MARKS[n], label=name.replace("b_f=", "$b_f$ = "))
+            xs = [j + (n - 0.5) * width for j in range(len(ks))]
+            ax.bar(xs, list(trunc.mean_accuracy[name]), width * 0.9, color=color,
+                   hatch="//" if n else None, edgecolor=colors.bg,
+                   label=name.replace("b_f=", "$b_f$ = "))
             for x, seeds in zip(xs, trunc.accuracy[name]):
-                ax.scatter([x] * len(seeds), list(seeds), color=color, s=12, alpha=0.55,
+                ax.scatter([x] * len(seeds), list(seeds), color=colors.fg, s=10, zorder=3,
                            linewidths=0)
-        ax.axvline(trunc.lag + 0.5, color=colors.muted, linestyle=":", linewidth=1.2)
-        ax.annotate("the first symbol", (trunc.lag + 0.5, 0.1), xytext=(-4, 0),
-                    textcoords="offset points", ha="right", color=colors.fg, fontsize="small")
         ax.axhline(0.25, color=colors.muted, linestyle="--", linewidth=1.0)
-        ax.set_xscale("log")
-        ax.set_xticks(ks, [str(k) for k in ks])
-        ax.minorticks_off()
-        ax.set(ylim=(0, 1.05), xlabel="k: the steps the backward pass visits",
-               ylabel="test accuracy")
-        ax.legend(loc="center left")
+        ax.annotate("chance", (len(ks) - 0.5, 0.27), ha="right", color=colors.fg,
+                    fontsize="small")
+        labels = [f"k = {k}" + (": all the steps" if k > trunc.lag else
+                                ": the query's step" if k == 1 else "") for k in ks]
+        ax.set_xticks(range(len(ks)), labels)
+        ax.set(ylim=(0, 1.05), ylabel="test accuracy")
+        ax.legend(loc="upper left")
 
-    return ctx.figure(draw, alt=f"Test accuracy against the truncation k at lag {trunc.lag}: "
-                                "the LSTM with forget bias 2 at 1 for every k, the GRU at chance "
-                                "for k = 1 and at 1 only when k covers the whole sequence",
-                      caption=f"Lag {trunc.lag}. Lines: mean over the seeds; dots: each seed. "
+    return ctx.figure(draw, alt=f"Bars of test accuracy at lag {trunc.lag} for the backward "
+                                "pass over the query's step only and over all the steps: the "
+                                "LSTM with forget bias 2 near 1 in both, the GRU at chance with "
+                                "the query's step only and at 1 with all the steps",
+                      caption=f"Lag {trunc.lag}. Bars: mean over the seeds; dots: each seed. "
                               "Dashed: chance.")
 
 
