@@ -1270,23 +1270,30 @@ def format_gradcheck_table(rows):
                         body, "llrr")
 
 
-def format_jacobian_table(rows, distance=JACOBIAN_DISTANCE):
+def format_jacobian_table(rows):
     body = [(f"{r.b_f:.1f}", f"{r.forget:.3f}", f"{r.route:.3f}", f"{r.predicted:.3f}",
-             f"{r.factor_path:.3f}", f"{r.factor_mean:.3f}", f"{r.factor_full:.3f}",
-             f"{r.one_step:.3e}", f"{r.full:.3e}") for r in rows]
-    header = ("b_f", "mean F_t", "rho(R_t)", "mean F_t + rho(R_t)", "per step: cell path",
-              "per step: mean(F_t) I + R_t", "per step: full",
-              f"dC_{distance}/dC_0: one-step products", "full")
-    return format_table(header, body, "rrrrrrrrr")
+             f"{r.factor_path:.3f}", f"{r.factor_mean:.3f}", f"{r.factor_full:.3f}")
+            for r in rows]
+    header = ("b_f", "mean F_t", "rho(R_t)", "mean F_t + rho(R_t)", "cell path",
+              "mean(F_t) I + R_t", "full")
+    return format_table(header, body, "rrrrrrr")
+
+
+def format_jacobian_at_table(rows, distance=JACOBIAN_DISTANCE):
+    body = [(f"{r.b_f:.1f}", f"{r.path_best:.3e}", f"{r.one_step:.3e}", f"{r.full:.3e}")
+            for r in rows]
+    header = ("b_f", "cell path, best unit", "product of the full one-step Jacobians",
+              f"full dC_{distance}/dC_0")
+    return format_table(header, body, "rrrr")
 
 
 def format_clip_table(rows, threshold):
     body = [(f"{r.radius:g}", f"at {threshold:g}" if r.clipped else "none", sci(r.share_init),
-             f"{r.first_norm:.2f}", f"{r.largest_norm:.1f}", f"{r.over:.0%}", spread(r.accuracy),
-             f"{learned(r.accuracy)} of {len(r.accuracy)}") for r in rows]
-    header = ("rho(U) at the start", "clipping", "g_1 / g_T at the start", "norm at step 1",
-              "largest norm", f"steps above {threshold:g}", "test accuracy", "learned")
-    return format_table(header, body, "rlrrrrrr")
+             f"{r.first_norm:.2f}", f"{r.largest_norm:.1f}", f"{r.over:.0%}",
+             f"{spread(r.accuracy)}, {r.learned} of {len(r.accuracy)}") for r in rows]
+    header = ("rho(U)", "clipping", "g_1 / g_T, start", "norm, step 1", "largest norm",
+              f"steps above {threshold:g}", "test accuracy, learned")
+    return format_table(header, body, "rlrrrrr")
 
 
 def format_truncation_table(ks, accuracy, lag):
@@ -1325,21 +1332,15 @@ def format_adding_table(runs, budget):
 
 def format_adding_setting(T, budget, name):
     rows = [
-        ("task", "experiment 4: target 0.5 + (X_1 + X_2) / 4; sequences of T to T + T/10 "
-                 f"steps, T = {T}", "the same, drawn the same way"),
-        ("solved", "the last 2,000 training sequences within 0.04 and their mean squared "
-                   "error below 0.01", "the same"),
-        ("network", "2 memory cell blocks of 2 cells, no forget gate; 93 weights",
-         f"the {name} of chapters 14 and 15, {ADDING_HIDDEN} units"),
-        ("initial biases", "input gates negative (-3 and -6): the cells start closed",
-         f"b_f = {ADDING_BIAS:g} (the GRU's b_z = {ADDING_BIAS:g}), so the cell starts "
-         f"keeping what it holds; the LSTM's b_i = {ADDING_INPUT_BIAS:g}"),
-        ("optimiser", "gradient descent, one sequence per update, learning rate 0.5",
-         f"Adam, {ADDING_BATCH} sequences per update, learning rate {ADDING_LR:g}"),
-        ("gradient", "truncated: errors flow back only through the cells",
-         "full backpropagation through time"),
-        ("runs", "an average over trials", f"{len(ADDING_SEEDS)} seeds, each its own stream; "
-                                           f"at most {budget:,} sequences"),
+        ("task", f"0.5 + (X_1 + X_2) / 4 at the end, T = {T}", "the same, drawn the same way"),
+        ("solved", "the last 2,000 within 0.04, their MSE below 0.01", "the same"),
+        ("network", "2 blocks of 2 cells, no forget gate", f"{ADDING_HIDDEN} {name} units"),
+        ("biases", "input gates at -3 and -6: closed",
+         f"b_f = {ADDING_BIAS:g} (GRU: b_z), LSTM's b_i = {ADDING_INPUT_BIAS:g}"),
+        ("optimiser", "SGD, a sequence per update, rate 0.5",
+         f"Adam, {ADDING_BATCH} per update, rate {ADDING_LR:g}"),
+        ("gradient", "truncated: through the cells only", "full"),
+        ("runs", "an average over trials", f"{len(ADDING_SEEDS)} seeds, at most {budget:,}"),
     ]
     return format_table(("", "Hochreiter and Schmidhuber (1997)", "here"), rows, "lll")
 
@@ -1456,17 +1457,17 @@ def report_jacobian(args, out):
     rows = [compute_jacobian(b, seed) for b in JACOBIAN_BIASES]
     k = JACOBIAN_DISTANCE
     out.text(f"dC_t/dC_0 on chapter 13's random LSTMs (H = {JACOBIAN_HIDDEN}, d = "
-             f"{JACOBIAN_INPUT}, T = {JACOBIAN_STEPS}, seed {seed}): the cell path alone, the "
-             f"product of the full one-step dC_t/dC_(t-1) = diag(F_t) + R_t (R_t: back through "
-             f"H_(t-1) and the gates), and the whole Jacobian of the (C, H) system. Per step: the "
-             f"factor over steps {JACOBIAN_STEPS // 2 + 1} to {JACOBIAN_STEPS}, a geometric mean.")
+             f"{JACOBIAN_INPUT}, T = {JACOBIAN_STEPS}, seed {seed}). The factor per step over "
+             f"steps {JACOBIAN_STEPS // 2 + 1} to {JACOBIAN_STEPS} (a geometric mean) of: the cell "
+             f"path alone; the product of mean(F_t) I + R_t; the whole Jacobian of the (C, H) "
+             f"system. R_t: the route back through H_(t-1) and the gates.")
     out.table("jacobian", format_jacobian_table(rows))
     out.text("With diag(F_t) replaced by mean(F_t) I the factor per step stays where it "
              "was: what counts is the gates' mean, not their spread. The eigenvalues of "
              "mean(F_t) I + R_t are mean(F_t) plus those of R_t, which spread around zero out "
              "to rho(R_t): the largest lands near mean F_t + rho(R_t), and the product settles "
-             f"a little below it. Compounded over {k} steps, a factor of "
-             f"((F + rho) / F)^{k}.")
+             f"a little below it. After {k} steps (chapter 13's table):")
+    out.table("jacobian_at", format_jacobian_at_table(rows))
     return JacobianRecord(JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS, seed, k, rows,
                           list(JACOBIAN_BIASES))
 

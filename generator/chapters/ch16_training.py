@@ -191,9 +191,10 @@ def eigenvalues(ctx):
                                 "biases 0, 1 and 2: each a cloud centred on the forget gate's "
                                 "value, reaching about rho(R) further right; the forget gates "
                                 "alone sit on the real axis",
-                      caption="Dots: the eigenvalues of diag(F_t) + R_t, one step's full "
-                              "Jacobian. Ticks on the axis: F_t alone, the cell path. Dotted: "
-                              "mean F_t + ρ(R_t), the predicted factor per step.")
+                      caption="Dots: the eigenvalues of diag(F<sub>t</sub>) + R<sub>t</sub>, "
+                              "one step's full Jacobian. Ticks on the axis: F<sub>t</sub> alone, "
+                              "the cell path. Dotted: mean F<sub>t</sub> + ρ(R<sub>t</sub>), the "
+                              "predicted factor per step.")
 
 
 @CHAPTER.figure
@@ -241,7 +242,7 @@ def truncation(ctx):
                                 ": the query's step" if k == 1 else "") for k in ks]
         ax.set_xticks(range(len(ks)), labels)
         ax.set(ylim=(0, 1.05), ylabel="test accuracy")
-        ax.legend(loc="upper left")
+        ax.legend(loc="center")
 
     return ctx.figure(draw, alt=f"Bars of test accuracy at lag {trunc.lag} for the backward "
                                 "pass over the query's step only and over all the steps: the "
@@ -288,7 +289,7 @@ def adding(ctx):
         ax.axhline(0.01, color=colors.muted, linestyle=":", linewidth=1.0)
         ax.annotate("0.01", (rec.curve_every, 0.01 * 1.3), color=colors.fg, fontsize="small")
         ax.set(yscale="log", xlabel="training sequences", ylabel="training mean squared error")
-        ax.legend(loc="upper right", title=rec.model.replace("b_i=", "$b_i$ = "))
+        ax.legend(loc="lower left", title=rec.model.replace("b_i=", "$b_i$ = "))
 
     return ctx.figure(draw, alt="Training mean squared error against sequences on a log "
                                 "scale for each seed: every run starts at the dashed chance "
@@ -322,14 +323,17 @@ def adding_summary(ctx):
     runs = list(rec.runs)
     done = [r.solved_after for r in runs if r.solved_after]
     wrong = sorted(r.wrong for r in runs)
+    model = ("the GRU" if rec.cell == "gru" else
+             f"the LSTM with $b_i = {rec.input_bias:g}$")
     text = (f"The paper's criterion asks for the last 2,000 training sequences to be "
             f"answered within 0.04, every one, and for their mean squared error to be below "
-            f"0.01. With the {rec.model}, {_solved_phrase(rec)}; the paper's LSTM needed "
+            f"0.01. With {model}, {_solved_phrase(rec)}; the paper's LSTM needed "
             f"{rec.paper_sequences:,} on average.")
     if done:
         ratio = rec.paper_sequences / (sum(done) / len(done))
-        text += (f" Those that met it needed {ratio:.1f} times fewer sequences than the "
-                 "paper reports.")
+        text += (f" Those that met it needed {ratio:.1f} times fewer sequences, on average, "
+                 "than the paper reports" + (" (the seeds that had not are not counted)."
+                                             if len(done) < len(runs) else "."))
     text += (f" On {rec.test:,} fresh test sequences afterwards, {wrong[0]} to {wrong[-1]} "
              "answers were off by 0.04 or more (the paper's LSTM: 1 of 2,560).")
     late = [r for r in runs if not r.solved_after]
