@@ -404,6 +404,15 @@ def test_the_input_bias_is_refused_for_the_gru():
                                      "no effect with --cell gru")
 
 
+@pytest.mark.parametrize("args,says", [
+    (["--adding", "--length", "1000", "--sequences", "200000"], "over an hour"),
+    (["--init", "--steps", "20000", "--lags", "50,100"], "over ten minutes")])
+def test_runs_that_would_take_too_long_are_refused(args, says):
+    result = run_script("training.py", *args)
+    assert result.returncode == 1 and says in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_a_missing_text_is_one_line(tmp_path):
     shutil.copy(CODE / "training.py", tmp_path / "training.py")
     result = run_script(str(tmp_path / "training.py"), "--text", "--updates", "1", cwd=tmp_path)

@@ -97,13 +97,14 @@ TEXT_SETTINGS = (  # (partitioning, truncation): k steps, "random" for randomize
     ("sequential", 64), ("sequential", 32), ("sequential", 8), ("sequential", 2),
     ("random", 64), ("sequential", "random"))
 RANDOM_MEAN = 8  # randomized truncation: the mean number of steps a gradient is carried
-TEXT_MAX_UPDATES = 5000
+TEXT_MAX_UPDATES = 5000  # about five minutes
 
 # Step 5: initialisation of the plain RNN on the recall task
 INIT_LAGS = (50,)  # one of chapter 15's lags; all five, 5 to 100, take a minute: --lags
 INIT_MAX_LAG = 200
 INIT_MODELS = ("random U, tanh", "U = I, ReLU", "orthogonal U, tanh")
 INIT_MAX_STEPS = 20_000
+INIT_MAX_WORK = 1_000_000  # steps x the sum of (lag + 1): about ten minutes
 
 # Step 6: the adding problem (Hochreiter and Schmidhuber, 1997, experiment 4)
 ADDING_LENGTH = 100  # T: sequences of T to T + T/10 steps
@@ -115,7 +116,8 @@ ADDING_CORRECT = 0.04  # a sequence is processed correctly if |error| < 0.04 (th
 ADDING_RECENT, ADDING_MSE = 2000, 0.01  # solved: the last 2,000 correct, mean error < 0.01
 ADDING_TEST = 2560  # test sequences, as in the paper's table
 ADDING_KEY = 1997
-ADDING_MAX_SEQUENCES = 2_000_000
+ADDING_MAX_SEQUENCES = 1_000_000
+ADDING_MAX_WORK = 100_000_000  # T x sequences: about an hour
 
 TINY = 1e-30  # gradient entries below this are set to zero (see flush_tiny) ...
 FLUSH_EVERY = 8  # ... every 8 steps: a factor of 1e-8 in 8 steps takes it no further than 1e-38
@@ -1275,7 +1277,7 @@ def format_jacobian_table(rows):
              f"{r.factor_path:.3f}", f"{r.factor_mean:.3f}", f"{r.factor_full:.3f}")
             for r in rows]
     header = ("b_f", "mean F_t", "rho(R_t)", "mean F_t + rho(R_t)", "cell path",
-              "mean(F_t) I + R_t", "full")
+              "F_t replaced by its mean", "full")
     return format_table(header, body, "rrrrrrr")
 
 
@@ -1459,8 +1461,9 @@ def report_jacobian(args, out):
     out.text(f"dC_t/dC_0 on chapter 13's random LSTMs (H = {JACOBIAN_HIDDEN}, d = "
              f"{JACOBIAN_INPUT}, T = {JACOBIAN_STEPS}, seed {seed}). The factor per step over "
              f"steps {JACOBIAN_STEPS // 2 + 1} to {JACOBIAN_STEPS} (a geometric mean) of: the cell "
-             f"path alone; the product of mean(F_t) I + R_t; the whole Jacobian of the (C, H) "
-             f"system. R_t: the route back through H_(t-1) and the gates.")
+             f"path alone; the product of the full one-step Jacobians diag(F_t) + R_t with "
+             f"diag(F_t) replaced by mean(F_t) I; the whole Jacobian of the (C, H) system. "
+             f"R_t: the route back through H_(t-1) and the gates.")
     out.table("jacobian", format_jacobian_table(rows))
     out.text("With diag(F_t) replaced by mean(F_t) I the factor per step stays where it "
              "was: what counts is the gates' mean, not their spread. The eigenvalues of "
@@ -1534,6 +1537,9 @@ def report_text(args, out):
 def report_init(args, out):
     steps = RECALL_STEPS if args.steps is None else args.steps
     lags = INIT_LAGS if args.lags is None else args.lags
+    if steps * sum(lag + 1 for lag in lags) > INIT_MAX_WORK:
+        raise Refused(f"--steps {steps} at lags {', '.join(map(str, lags))} would take over ten "
+                      f"minutes: keep steps x the sum of (lag + 1) under {INIT_MAX_WORK:,}")
     start = time.perf_counter()
     runs = compute_init(lags, steps=steps)
     seconds = time.perf_counter() - start
@@ -1561,6 +1567,9 @@ def report_adding(args, out):
     if args.input_bias is not None and cell != "lstm":
         raise Refused("--input-bias is the LSTM's input gate: it has no effect with --cell gru")
     b_i = ADDING_INPUT_BIAS if args.input_bias is None else args.input_bias
+    if T * budget > ADDING_MAX_WORK:
+        raise Refused(f"--length {T} with --sequences {budget:,} would take over an hour: keep "
+                      f"T x sequences under {ADDING_MAX_WORK:,}")
     name = f"LSTM b_i={b_i:g}" if cell == "lstm" else "GRU"
     start = time.perf_counter()
     runs = compute_adding(cell, b_i, T, budget)
