@@ -19,74 +19,64 @@ MARKS = ("o", "s", "^", "D", "v", "P")
 # ---------------------------------------------------------------------------
 # The diagram: one LSTM step, and the two ways its gradient goes back
 # ---------------------------------------------------------------------------
+# Drawn in the conventions of generator/diagrams.py and docs/assets/diagrams.css: lines
+# and nodes in SVG, symbols as TeX in foreignObjects (the page's math hook typesets them
+# like every formula), arrowheads as markers.
 
-def _italic(ch):
-    """The mathematical italic form of a Latin capital (the math font draws these)."""
-    return chr(0x1D434 + ord(ch) - ord("A"))
+PREFIX = "gradient-paths"
+ROUTE = "stroke: var(--dg-o); stroke-dasharray: 5 4"  # the second way back: dashed, orange
 
 
 class Drawing:
-    """The parts of an inline SVG, back to front, styled by docs/assets/diagrams.css."""
+    """The elements of one inline SVG, back to front."""
 
     def __init__(self):
-        self.back, self.lines, self.shapes, self.text = [], [], [], []
+        self.back, self.lines, self.front = [], [], []
 
-    def path(self, d, cls, style="", arrow=None, layer=None):
+    def line(self, d, arrow=False, cls="dg-wire", style="", layer=None):
+        marker = f' marker-end="url(#{PREFIX}-{"route" if style else cls})"' if arrow else ""
         extra = f' style="{style}"' if style else ""
-        (layer if layer is not None else self.lines).append(
-            f'<path class="{cls}" d="{d}" fill="none" stroke="currentColor"{extra}/>')
-        if arrow:  # (x, y, dx, dy): a head at (x, y) pointing along (dx, dy)
-            x, y, dx, dy = arrow
-            norm = (dx * dx + dy * dy) ** 0.5
-            ux, uy = dx / norm, dy / norm
-            bx, by = x - 8 * ux, y - 8 * uy
-            points = [(x, y), (bx - 4 * uy, by + 4 * ux), (bx + 4 * uy, by - 4 * ux)]
-            head = "M" + " L".join(f"{px:.1f} {py:.1f}" for px, py in points) + "Z"
-            fill = style.replace("stroke", "fill").split(";")[0] if style else ""
-            (layer if layer is not None else self.lines).append(
-                f'<path class="{cls}-head" d="{head}" fill="currentColor"'
-                + (f' style="{fill}"' if fill else "") + "/>")
-
-    def box(self, x, y, w, h, cls, rx=5):
-        self.shapes.append(f'<rect class="{cls}" x="{x - w / 2:g}" y="{y - h / 2:g}" '
-                           f'width="{w:g}" height="{h:g}" rx="{rx}" fill="none" '
-                           'stroke="currentColor"/>')
+        (self.lines if layer is None else layer).append(
+            f'<path class="{cls}" d="{d}"{marker}{extra}/>')
 
     def node(self, x, y, op):
-        """An element-wise product (a dot in a circle) or a sum (a plus in a circle)."""
-        mark = (f'<circle class="dg-node-mark" cx="{x}" cy="{y}" r="2.3" fill="currentColor"/>'
-                if op == "*" else
-                f'<path class="dg-node-stroke" d="M{x - 5} {y} H{x + 5} M{x} {y - 5} V{y + 5}" '
-                'fill="none" stroke="currentColor"/>')
-        self.shapes.append(f'<circle class="dg-node" cx="{x}" cy="{y}" r="9" fill="none" '
-                           f'stroke="currentColor"/>{mark}')
+        mark = (f'<circle class="dg-node-mark" cx="{x}" cy="{y}" r="2.3"/>' if op == "*" else
+                f'<path class="dg-node-mark" d="M{x - 5} {y}h10M{x} {y - 5}v10"/>')
+        self.front.append(f'<circle class="dg-node" cx="{x}" cy="{y}" r="9"/>{mark}')
 
-    def math(self, x, y, base, sub="", anchor="middle", size=15, tilde=False):
-        """A variable in the math font's italic, with an upright subscript."""
-        spans = f"<tspan>{escape(''.join(_italic(c) for c in base))}</tspan>"
-        if sub:
-            spans += (f'<tspan font-size="{size * 0.72:.1f}" dy="{size * 0.28:.1f}">'
-                      f"{escape(sub)}</tspan>")
-        self.text.append(f'<text class="dg-m" x="{x}" y="{y}" text-anchor="{anchor}" '
-                         f'font-size="{size}">{spans}</text>')
-        if tilde:  # a tilde over the letter, drawn (the subset font has no combining tilde)
-            cx = x + (0.1 * size if anchor == "middle" else 0.4 * size)
-            top = y - 0.86 * size
-            self.text.append(f'<path class="dg-tilde" d="M{cx - 4:.1f} {top + 1:.1f} '
-                             f'C{cx - 1.5:.1f} {top - 2:.1f} {cx + 1.5:.1f} {top + 3:.1f} '
-                             f'{cx + 4:.1f} {top:.1f}" fill="none" stroke="currentColor"/>')
+    def math(self, x, y, tex, w=60, h=30):
+        self.front.append(f'<foreignObject x="{x - w / 2:g}" y="{y - h / 2:g}" width="{w}" '
+                          f'height="{h}"><div class="dg-fo"><span class="arithmatex">'
+                          f'\\({escape(tex)}\\)</span></div></foreignObject>')
 
-    def label(self, x, y, words, anchor="middle", cls="dg-label"):
-        self.text.append(f'<text class="{cls}" x="{x}" y="{y}" text-anchor="{anchor}" '
-                         f'font-size="13">{escape(words)}</text>')
+    def gate(self, x, y, tex, cls, size="small"):
+        w, h = (38, 26) if size == "small" else (48, 28)
+        self.front.append(f'<foreignObject x="{x - w / 2:g}" y="{y - h / 2:g}" width="{w}" '
+                          f'height="{h}"><div class="dg-fo"><div class="dg-gate {size} {cls}">'
+                          f'<span class="arithmatex">\\({escape(tex)}\\)</span></div></div>'
+                          '</foreignObject>')
 
-    def svg(self, prefix, width, height, title, desc):
-        head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="dg" viewBox="0 0 {width} '
-                f'{height}" width="{width}" height="{height}" role="img" '
-                f'aria-labelledby="{prefix}-title" aria-describedby="{prefix}-desc">')
-        return "\n".join([head, f'<title id="{prefix}-title">{escape(title)}</title>',
-                          f'<desc id="{prefix}-desc">{escape(desc)}</desc>',
-                          *self.back, *self.lines, *self.shapes, *self.text, "</svg>"])
+    def label(self, x, y, words, anchor="middle", muted=False):
+        cls = "dg-label dg-muted" if muted else "dg-label"
+        self.front.append(f'<text class="{cls}" x="{x}" y="{y}" text-anchor="{anchor}">'
+                          f"{escape(words)}</text>")
+
+    def svg(self, width, height, title, desc):
+        heads = "".join(
+            f'<marker id="{PREFIX}-{name}" viewBox="0 0 10 10" refX="9" refY="5" '
+            f'markerWidth="{size}" markerHeight="{size}" orient="auto-start-reverse">'
+            f'<path class="{cls}" d="M0 0L10 5L0 10z"{style}/></marker>'
+            for name, size, cls, style in (("dg-wire", 5, "dg-wire-head", ""),
+                                           ("dg-hw", 3.5, "dg-hw-head", ""),
+                                           ("route", 5, "dg-wire-head",
+                                            ' style="fill: var(--dg-o)"')))
+        return "\n".join([
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="dg" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" role="img" aria-labelledby="{PREFIX}-title" '
+            f'aria-describedby="{PREFIX}-desc">',
+            f'<title id="{PREFIX}-title">{escape(title)}</title>',
+            f'<desc id="{PREFIX}-desc">{escape(desc)}</desc>', f"<defs>{heads}</defs>",
+            *self.back, *self.lines, *self.front, "</svg>"])
 
 
 @CHAPTER.diagram
@@ -97,51 +87,46 @@ def gradient_paths(ctx):
     d = Drawing()
     C, Hy, gates, bus = 72, 258, 180, 224  # the lanes of C and H, the gates, the input bus
     F, I, Ct, O, T = 130, 188, 242, 300, 344  # x of the gates and of tanh(C)
-    d.box(222, 160, 332, 232, "dg-cell-outline", rx=10)
-    d.back.append(d.shapes.pop())  # the cell behind everything
-    d.path(f"M52 {C - 1} H410", "dg-highway-band", layer=d.back)
+    d.back.append('<rect class="dg-cell dg-cell-outline" x="56" y="44" width="332" '
+                  'height="232" rx="10"/>')
+    d.line(f"M52 {C}H410", cls="dg-highway-band", layer=d.back)
     # forward: the cell lane, the gates' inputs and outputs, the output lane
-    d.path(f"M52 {C} H{F - 9}", "dg-wire", arrow=(F - 9, C, 1, 0))
-    d.path(f"M{F + 9} {C} H206", "dg-wire", arrow=(206, C, 1, 0))
-    d.path(f"M224 {C} H408", "dg-wire", arrow=(408, C, 1, 0))
-    d.path(f"M52 {Hy} H92 V{bus} H{O}", "dg-wire")
-    d.path(f"M92 304 V{bus}", "dg-wire")
+    d.line(f"M52 {C}H{F - 9}", arrow=True)
+    d.line(f"M{F + 9} {C}H206", arrow=True)
+    d.line(f"M224 {C}H408", arrow=True)
+    d.line(f"M52 {Hy}H92V{bus}H{O}")
+    d.line(f"M92 304V{bus}")
     for x in (F, I, Ct, O):
-        d.path(f"M{x} {bus} V{gates + 13}", "dg-wire", arrow=(x, gates + 13, 0, -1))
-    d.path(f"M{F} {gates - 13} V{C + 9}", "dg-wire", arrow=(F, C + 9, 0, -1))
-    d.path(f"M{I} {gates - 13} V126 H206", "dg-wire", arrow=(206, 126, 1, 0))
-    d.path(f"M{Ct} {gates - 13} V126 H224", "dg-wire", arrow=(224, 126, -1, 0))
-    d.path(f"M215 117 V{C + 9}", "dg-wire", arrow=(215, C + 9, 0, -1))
-    d.path(f"M{T} {C} V108", "dg-wire", arrow=(T, 108, 0, 1))
-    d.path(f"M{T} 132 V{gates - 9}", "dg-wire", arrow=(T, gates - 9, 0, 1))
-    d.path(f"M{O + 17} {gates} H{T - 9}", "dg-wire", arrow=(T - 9, gates, 1, 0))
-    d.path(f"M{T} {gates + 9} V{Hy} H408", "dg-wire", arrow=(408, Hy, 1, 0))
+        d.line(f"M{x} {bus}V{gates + 13}", arrow=True)
+    d.line(f"M{F} {gates - 13}V{C + 9}", arrow=True)
+    d.line(f"M{I} {gates - 13}V126H206", arrow=True)
+    d.line(f"M{Ct} {gates - 13}V126H224", arrow=True)
+    d.line(f"M215 117V{C + 9}", arrow=True)
+    d.line(f"M{T} {C}V108", arrow=True)
+    d.line(f"M{T} 132V{gates - 9}", arrow=True)
+    d.line(f"M{O + 19} {gates}H{T - 9}", arrow=True)
+    d.line(f"M{T} {gates + 9}V{Hy}H408", arrow=True)
     # backward: the cell path, and the second route through the gates into H_{t-1}
-    d.path(f"M404 {C - 16} H56", "dg-highway", arrow=(52, C - 16, -1, 0))
-    dashed = "stroke: var(--dg-o); stroke-dasharray: 5 4"
-    d.path(f"M226 {C + 11} H270 V206 H106 V{Hy - 9} H58", "dg-wire", style=dashed,
-           arrow=(54, Hy - 9, -1, 0))
-    d.path(f"M40 {Hy - 12} C8 {Hy - 50} 8 {C + 50} 40 {C + 12}", "dg-wire", style=dashed,
-           arrow=(44, C + 9, 0.8, -1))
-    # shapes
-    for x, name, cls in ((F, "F", "dg-f"), (I, "I", "dg-i"), (Ct, "C", "dg-c"), (O, "O", "dg-o")):
-        d.box(x, gates, 34, 26, f"dg-gate {cls}")
-        d.math(x, gates + 5, name, tilde=name == "C")
+    d.line(f"M404 {C - 16}H56", arrow=True, cls="dg-hw")
+    d.line(f"M226 {C + 11}H270V206H106V{Hy - 9}H58", arrow=True, style=ROUTE)
+    d.line(f"M40 {Hy - 12}C8 {Hy - 50} 8 {C + 50} 40 {C + 12}", arrow=True, style=ROUTE)
+    # the gates, the nodes, tanh
+    for x, tex, cls in ((F, "F_t", "dg-f"), (I, "I_t", "dg-i"), (Ct, "\\tilde{C}_t", "dg-c"),
+                        (O, "O_t", "dg-o")):
+        d.gate(x, gates, tex, cls)
     for x, y, op in ((F, C, "*"), (215, C, "+"), (215, 126, "*"), (T, gates, "*")):
         d.node(x, y, op)
-    d.box(T, 120, 40, 22, "dg-gate")
-    d.label(T, 124.5, "tanh")
+    d.gate(T, 120, "\\tanh", "", size="fn")
     # the variables, and what the two ways multiply by
-    d.math(48, C + 5, "C", "t−1", anchor="end")
-    d.math(48, Hy + 5, "H", "t−1", anchor="end")
-    d.math(92, 322, "X", "t")
-    d.math(412, C + 5, "C", "t", anchor="start")
-    d.math(412, Hy + 5, "H", "t", anchor="start")
+    d.math(26, C, "C_{t-1}", w=48)
+    d.math(26, Hy, "H_{t-1}", w=48)
+    d.math(92, 318, "X_t", w=40)
+    d.math(422, C, "C_t", w=32)
+    d.math(422, Hy, "H_t", w=32)
     d.label(222, 26, f"the cell path: one forget gate per unit, about {forget} here")
-    d.label(398, 300, "dashed: the second route, back through the", anchor="end",
-            cls="dg-label dg-muted")
+    d.label(398, 300, "dashed: the second route, back through the", anchor="end", muted=True)
     d.label(398, 316, f"gates and the last output; ρ(R) ≈ {route} here", anchor="end",
-            cls="dg-label dg-muted")
+            muted=True)
     title = "Backwards through one LSTM step: the cell path and the second route"
     desc = ("An LSTM cell. Forward: C sub t minus 1 is multiplied by the forget gate F sub t "
             "and added to I sub t times C tilde sub t, giving C sub t; tanh of C sub t times "
@@ -153,13 +138,13 @@ def gradient_paths(ctx):
             "weights into H sub t minus 1, which the step before made from C sub t minus 1 "
             "(the dashed curve outside the cell); its matrix R sub t has spectral radius "
             f"about {route}.")
-    svg = d.svg("gradient-paths", 440, 332, title, desc)
+    svg = d.svg(440, 332, title, desc)
     caption = ("Backwards through one step. Amber, bold: the cell path, "
                "∂C<sub>t</sub>/∂C<sub>t−1</sub> = diag(F<sub>t</sub>). Dashed: the second "
                "route, R<sub>t</sub>, through the gates into H<sub>t−1</sub>, which the step "
                "before made from C<sub>t−1</sub> (the curve on the left). Numbers: chapter "
-               "13's random LSTM with b<sub>f</sub> = 0, from the table in 16.2.")
-    return (f'<figure class="diagram" id="gradient-paths" data-search-exclude>\n{svg}\n'
+               "13's random LSTM with b<sub>f</sub> = 0, from the tables in 16.2.")
+    return (f'<figure class="diagram" id="{PREFIX}" data-search-exclude>\n{svg}\n'
             f"<figcaption>{caption}</figcaption>\n</figure>")
 
 
