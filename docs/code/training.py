@@ -1267,9 +1267,9 @@ def sci(x):
 
 
 def format_gradcheck_table(rows):
-    body = [(r.part, r.what, r.entries, f"{r.relative_error:.1e}") for r in rows]
-    return format_table(("computation", "derivative checked", "entries", "relative error"),
-                        body, "llrr")
+    body = [(r.part, r.entries, f"{r.relative_error:.1e}", r.what) for r in rows]
+    return format_table(("computation", "entries", "relative error", "derivative checked"),
+                        body, "lrrl")
 
 
 def format_jacobian_table(rows):
