@@ -235,3 +235,42 @@ def test_the_summary_says_what_the_tables_say(clip, truncation, init):
     """16.7's bullets, read against the same tables."""
     assert learned(clip[2.0, "at 1"]) == 4  # 'it let every seed learn'
     assert truncation["LSTM b_f=2", 1][1] >= 3  # 'learns from a one-step gradient'
+
+
+def test_every_derivative_is_checked_to_what_finite_differences_resolve(site):
+    """16.1: 'each equation of one step ... one step's Jacobian ... then whole sequences,
+    for every cell and every loss this chapter trains. The worst relative error is [w],
+    what finite differences can resolve' (central differences in float64: below 1e-6)."""
+    header, *body = table("python3 training.py --gradcheck")
+    error = header.index("relative error")
+    what = " ".join(" ".join(row) for row in body)
+    assert max(float(row[error]) for row in body) < 1e-6
+    for covered in ("one LSTM step", "Jacobian", "LSTM", "GRU", "plain RNN", "ReLU",
+                    "truncated", "squared error", "softmax"):
+        assert covered in what, covered
+
+
+def test_the_radius_decides_vanishing_or_exploding(clip):
+    """16.3: 'rho of 0.5, where the gradient vanishes, or 2, where it explodes': the
+    gradient at the first input is a small fraction of the one at the query at 0.5 and a
+    multiple of it at 2."""
+    share = {radius: float(row[2]) for (radius, _), row in clip.items()}
+    assert share[0.5] < 1e-3 and share[2.0] > 10
+
+
+SCI = re.compile(r"<math><mn>([0-9.]+)</mn><mo>×</mo><msup><mn>10</mn><mrow><mo>−</mo>"
+                 r"<mn>(\d+)</mn></mrow></msup></math>")
+
+
+def test_exercise_another_random_lstm_behaves_the_same(site):
+    """Exercise 2: at seed 1, F + rho(R_t) again predicts the full factor from a little
+    above, and 'the one-step products again match the full Jacobian (a against b)'."""
+    _, *factors = table("python3 training.py --jacobian --seed 1")
+    for f in factors:
+        predicted, path, full_factor = float(f[3]), float(f[4]), float(f[6])
+        assert 0 < predicted - full_factor < 0.05 and full_factor > path + 0.05, f
+    html = page_html(PAGE)
+    words = html[html.index("again match the full Jacobian"):][:600]
+    (a, ea), (b, eb) = SCI.findall(words)[:2]
+    one_step, full = float(a) * 10 ** -int(ea), float(b) * 10 ** -int(eb)
+    assert abs(one_step / full - 1) < 0.03

@@ -315,9 +315,9 @@ def adding_summary(ctx):
             f"0.01. With {model}, {_solved_phrase(rec)}; the paper's LSTM needed "
             f"{rec.paper_sequences:,} on average.")
     if done:
-        ratio = rec.paper_sequences / (sum(done) / len(done))
-        text += (f" Those that met it needed {ratio:.1f} times fewer sequences, on average, "
-                 "than the paper reports" + (" (the seeds that had not are not counted)."
+        share = (sum(done) / len(done)) / rec.paper_sequences
+        text += (f" Those that met it needed, on average, {share:.0%} of the sequences the "
+                 "paper reports" + (" (the seeds that had not are not counted)."
                                              if len(done) < len(runs) else "."))
     text += (f" On {rec.test:,} fresh test sequences afterwards, {wrong[0]} to {wrong[-1]} "
              "answers were off by 0.04 or more (the paper's LSTM: 1 of 2,560).")
