@@ -1338,7 +1338,8 @@ def format_adding_setting(T, budget, name):
         ("solved", "the last 2,000 within 0.04, their MSE below 0.01", "the same"),
         ("network", "2 blocks of 2 cells, no forget gate", f"{ADDING_HIDDEN} {name} units"),
         ("biases", "input gates at -3 and -6: closed",
-         f"b_f = {ADDING_BIAS:g} (GRU: b_z), LSTM's b_i = {ADDING_INPUT_BIAS:g}"),
+         f"b_f = {ADDING_BIAS:g}, the GRU's b_z = {ADDING_BIAS:g}; the LSTM's b_i = "
+         f"{ADDING_INPUT_BIAS:g}"),
         ("optimiser", "SGD, a sequence per update, rate 0.5",
          f"Adam, {ADDING_BATCH} per update, rate {ADDING_LR:g}"),
         ("gradient", "truncated: through the cells only", "full"),
