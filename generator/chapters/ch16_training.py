@@ -169,7 +169,7 @@ def eigenvalues(ctx):
         ax.plot([math.cos(a) for a in angles], [math.sin(a) for a in angles],
                 color=colors.muted, linewidth=1.0, linestyle="--")
         ax.annotate("|λ| = 1", (0.985, 0.16), ha="right", color=colors.fg, fontsize="small")
-        ax.set(xlim=(0.2, 1.1), ylim=(-0.2, 0.2), xlabel="real part", ylabel="imaginary part")
+        ax.set(xlim=(0.15, 1.1), ylim=(-0.22, 0.22), xlabel="real part", ylabel="imaginary part")
         ax.legend(loc="upper left", title=f"step {k}")
 
     return ctx.figure(draw, alt=f"Eigenvalues of one step's full dC/dC at step {k} for forget "
@@ -223,10 +223,10 @@ def truncation(ctx):
         ax.axhline(0.25, color=colors.muted, linestyle="--", linewidth=1.0)
         ax.annotate("chance", (len(ks) - 0.5, 0.27), ha="right", color=colors.fg,
                     fontsize="small")
-        labels = [f"k = {k}" + (": all the steps" if k > trunc.lag else
-                                ": the query's step" if k == 1 else "") for k in ks]
+        labels = [f"k = {k}" + ("\nall the steps" if k > trunc.lag else
+                                "\nthe query's step" if k == 1 else "") for k in ks]
         ax.set_xticks(range(len(ks)), labels)
-        ax.set(ylim=(0, 1.05), ylabel="test accuracy")
+        ax.set(xlim=(-0.7, len(ks) - 0.3), ylim=(0, 1.05), ylabel="test accuracy")
         ax.legend(loc="center")
 
     return ctx.figure(draw, alt=f"Bars of test accuracy at lag {trunc.lag} for the backward "
