@@ -1596,7 +1596,7 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
     "clip": ("clipping against an exploding and a vanishing gradient", report_clip),
     "truncation": ("chapter 15's recall task with the gradient truncated at k steps",
                    report_truncation),
-    "text": ("The Time Machine: truncation, state carried or reset, randomized truncation",
+    "text": ("truncation, state carried or reset, randomized truncation on The Time Machine",
              report_text),
     "init": ("the plain RNN started at U = I with ReLU, or an orthogonal U", report_init),
     "adding": ("the adding problem at T = 100 against Hochreiter and Schmidhuber (1997)",
