@@ -27,7 +27,9 @@ spaces deeper than the text they stand in) are documentation.
 A value's format is a Python format spec (``:.4f``, ``:,``, ``:.1%``) or one of
 ``sci`` (two significant digits, ``7.1 × 10⁻¹⁵`` with a real superscript),
 ``sci3`` (three) and ``vec`` (a vector as the scripts print it). Its name may be
-dotted to reach into a nested record (``measured.0.radius``).
+dotted to reach into a nested record (``measured.0.radius``); a dict keyed by labels
+is reached with each run of other characters than letters, digits and _ written as
+one _ (``mean_accuracy.LSTM_b_f_2.3`` for the key ``LSTM b_f=2``).
 """
 
 import re

@@ -18,6 +18,7 @@ import dataclasses
 import importlib.util
 import io
 import json
+import re
 import sys
 import time
 import traceback
@@ -76,10 +77,17 @@ class Record:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
+        if isinstance(self._value, dict) and name not in self._value:
+            name = self._keys_as_names().get(name, name)
         if not isinstance(self._value, dict) or name not in self._value:
             fields = ", ".join(self._value) if isinstance(self._value, dict) else "none"
             raise GeneratorError(f"{self._path} has no field {name!r} (it has: {fields})")
         return wrap(self._value[name], f"{self._path}.{name}")
+
+    def _keys_as_names(self):
+        """A dict keyed by labels ('LSTM b_f=2') is reached by the label with every run of
+        other characters than letters, digits and _ written as one _: LSTM_b_f_2."""
+        return {re.sub(r"\W+", "_", key): key for key in self._value if isinstance(key, str)}
 
     def __getitem__(self, key):
         try:

@@ -44,6 +44,18 @@ def test_a_value_reaches_into_nested_records():
     assert m.name == "H" and m.fmt is None
 
 
+def test_a_value_reaches_a_label_keyed_dict_by_the_label_as_a_name():
+    from generator.runs import Record
+    record = Record({"mean": {"LSTM b_f=2": [0.5, 0.75], "plain RNN": [0.25], "GRU": [1.0]}},
+                    "`python3 memory.py --accuracy`")
+    assert record.mean.LSTM_b_f_2[1] == 0.75 and record.mean.plain_RNN[0] == 0.25
+    assert record.mean.GRU[0] == 1.0
+    with pytest.raises(GeneratorError, match="has no field 'LSTM_b_f_3'"):
+        record.mean.LSTM_b_f_3
+    (m,) = parse("p.md", "x <!-- gen value mean.LSTM_b_f_2.1:.2f from memory.py --accuracy --> y")
+    assert m.name == "mean.LSTM_b_f_2.1"
+
+
 @pytest.mark.parametrize("bad", [
     "<!-- gen ch12_rnn.decay_table -->",  # the old syntax
     "<!-- gen table decay -->",  # no command
