@@ -209,9 +209,12 @@ def run_usage(chapter, served, data):
 
 
 def inputs(job):
-    """The hashes of the files a job starts from: requirements, script, data."""
+    """The hashes of the files a job starts from: requirements, script, data, and every
+    generator module as it is before any is imported (one edited while the worker runs
+    would otherwise be recorded with its new hash beside output from its old code)."""
     files = ["requirements.txt", f"docs/code/{job['script']}"]
     files += [f"docs/code/{d}" for d in job["data"]]
+    files += sorted(p.relative_to(ROOT).as_posix() for p in GENERATOR.rglob("*.py"))
     return {rel: sha256((ROOT / rel).read_bytes()) for rel in files}
 
 
@@ -230,7 +233,7 @@ def dependencies(job, started_with, quoted):
         if path and Path(path).resolve().is_relative_to(GENERATOR):
             deps[Path(path).resolve().relative_to(ROOT).as_posix()] = Path(path)
     hashes = {rel: sha256(path.read_bytes()) for rel, path in sorted(deps.items())}
-    changed = [rel for rel, sha in started_with.items() if hashes.get(rel) != sha]
+    changed = [rel for rel, sha in started_with.items() if rel in hashes and hashes[rel] != sha]
     if changed:
         raise GeneratorError(f"{', '.join(changed)} changed while its pages were computed: "
                              "build again")

@@ -126,6 +126,17 @@ def test_plot_that_fails(project):
                            "ValueError: no room for the legend (at generator/chapters/ch13_gated.py:")
 
 
+def test_chapter_module_edited_while_its_pages_are_computed(project):
+    """A chapter module saved while the worker computes its pages (here: it rewrites itself
+    as it is imported) fails the build, rather than caching old output under the new
+    file's hash."""
+    module = project / "generator" / "chapters" / "ch13_gated.py"
+    edit(module, "import math\n", "import math\nfrom pathlib import Path\n"
+         "Path(__file__).write_text(Path(__file__).read_text() + '# saved again\\n')\n")
+    fails_cleanly(project, "generator/chapters/ch13_gated.py changed while its pages were "
+                           "computed: build again")
+
+
 def test_served_record_whose_usage_fails(project):
     """The lines the code page shows under a served file run at build time: broken, they
     stop the build, naming the file and the error."""
