@@ -96,7 +96,7 @@ R_K, R_D = 4, 4  # symbols to remember, distractor symbols
 R_QUERY, R_V = R_K + R_D, R_K + R_D + 1  # the query's token id; the vocabulary's size
 R_DATA_KEY, R_TEST_KEY = 16, 17  # memory.py's seed-sequence prefixes for training and test
 R_SEEDS = SEEDS  # three of memory.py's four seeds
-R_LAGS = (100,)  # where chapter 15's GRU learned nothing (nor at 50)
+R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
 R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
 
 MAX_STEPS = 20_000  # the largest --steps accepted (hours for the encoder-decoder)
@@ -874,6 +874,7 @@ def format_tagging_table(runs, majority):
         return np.mean(np.array(run.position_accuracy)[at], axis=0)
     rows = position_rows(runs, acc)
     rows = [row[:2] + (f"{majority[n]:.2f}",) + row[2:] for n, row in enumerate(rows)]
+    rows.append(("parameters", "", "") + tuple(f"{r.params:,}" for r in runs))
     return format_table(("position", "the next character is", "always no")
                         + tuple(r.name for r in runs), rows, "llr" + "r" * len(runs))
 
@@ -924,8 +925,12 @@ class StackedRecord:
     batch: int
     lr: float
     runs: list  # LabellerRun per model: curves, per-position loss at the end
-    val_ppl: dict  # name -> per seed, validation perplexity at the end
-    params: dict  # name -> parameters of one model
+    names: list  # the models, in the table's order
+    params: list  # per model: parameters of one
+    val_ppl: list  # per model, per seed: validation perplexity at the end
+    mean_ppl: list  # per model: its mean over the seeds
+    best_step: list  # per model: the step of the curve's lowest mean
+    best_ppl: list  # per model: that lowest mean (on the curve's windows)
 
 
 @dataclass
@@ -933,6 +938,7 @@ class ProbeRecord:
     probes: list  # what each probe decodes
     columns: list  # the layers probed
     accuracy: list  # per column, per probe, per seed
+    mean: list  # per column, per probe: the mean over the seeds
     majority: list  # per probe: the share of the most common class
     windows: int  # windows fitted, and as many tested
 
@@ -940,18 +946,24 @@ class ProbeRecord:
 @dataclass
 class LeakRecord:
     runs: list  # the one-direction model of --stacked, the bidirectional one
-    inside_ppl: dict  # name -> per seed, validation perplexity at t = 1 .. T - 1
-    last_ppl: dict  # name -> per seed, at t = T
-    steps: int
+    names: list
+    inside_ppl: list  # per model, per seed: validation perplexity at t = 1 .. T - 1
+    last_ppl: list  # per model, per seed: at t = T
+    inside_mean: list  # per model: the mean over the seeds
+    last_mean: list
+    steps: int  # the bidirectional model's
 
 
 @dataclass
 class TaggingRecord:
     runs: list
-    inside_accuracy: dict  # name -> per seed, at t = 1 .. T - 1
-    last_accuracy: dict  # name -> per seed, at t = T
-    all_accuracy: dict  # name -> per seed, every position
-    majority: list  # accuracy of always "no", per row of the table
+    names: list
+    inside_accuracy: list  # per model, per seed: at t = 1 .. T - 1
+    last_accuracy: list  # per model, per seed: at t = T
+    inside_mean: list  # per model: the mean over the seeds
+    last_mean: list
+    all_mean: list  # every position
+    majority: list  # accuracy of always "no", per row of the table (the last: every position)
     steps: int
 
 
@@ -961,8 +973,9 @@ class ReverseRecord:
     lengths: list
     without: list  # per length, per seed: share of the test strings reversed exactly
     with_attention: list
-    params_without: int
-    params_with: int
+    mean_without: list  # per length: the mean over the seeds
+    mean_with: list
+    params: int  # of one model, with attention or without (attention adds none)
     seconds: float
 
 
@@ -972,6 +985,8 @@ class AttentionRecord:
     lengths: list
     mirror: list  # per length, per seed: mean weight on x_{n+1-j}
     near: list  # per length, per seed: mean weight on x_{n+1-j} and its neighbours
+    mirror_mean: list  # per length: the mean over the seeds
+    near_mean: list
 
 
 @dataclass
@@ -979,7 +994,8 @@ class ExposureRecord:
     lengths: list
     forced: list  # per length, per seed: share of symbols right when fed the truth
     free: list  # ... fed its own outputs
-    strings: list  # per length, per seed: share of strings right (the same either way)
+    forced_strings: list  # per length, per seed: share of whole strings right, fed the truth
+    free_strings: list  # ... fed its own outputs
     length: int  # the one the text quotes
     forced_at: float  # mean over seeds at that length
     free_at: float
@@ -991,6 +1007,8 @@ class RecallRecord:
     steps: int
     without: list  # per lag, per seed: test accuracy
     with_attention: list
+    mean_without: list  # per lag: the mean over the seeds
+    mean_with: list
     chance: float
     seconds: float
 
@@ -1031,9 +1049,13 @@ def report_stacked(args, out):
     out.table("curve", format_curve_table(runs))
     out.text("time: " + ", ".join(f"{r.name} {r.seconds:.1f} s" for r in runs)
              + " of CPU for the three seeds")
-    return StackedRecord(runs[0].steps, list(SEEDS), LM_BATCH, LR, runs,
-                         {r.name: np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs},
-                         {r.name: r.params for r in runs})
+    val = [np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs]
+    curve_means = [[float(np.mean(point)) for point in r.curve] for r in runs]
+    best = [int(np.argmin(c)) for c in curve_means]
+    return StackedRecord(runs[0].steps, list(SEEDS), LM_BATCH, LR, runs, [r.name for r in runs],
+                         [r.params for r in runs], val, [float(np.mean(v)) for v in val],
+                         [runs[0].curve_steps[b] for b in best],
+                         [c[b] for c, b in zip(curve_means, best)])
 
 
 def report_layers(args, out):
@@ -1046,7 +1068,8 @@ def report_layers(args, out):
              f"of --stacked with h = 32. Test accuracy, mean (lowest-highest) over the seeds; "
              f"the letters of the word so far count 0 (a space) to 5 or more.")
     out.table("probes", format_probe_table(columns, accuracy, majority))
-    return ProbeRecord(list(PROBES), columns, accuracy, majority, PROBE_WINDOWS)
+    mean = [[float(np.mean(seeds)) for seeds in column] for column in accuracy]
+    return ProbeRecord(list(PROBES), columns, accuracy, mean, majority, PROBE_WINDOWS)
 
 
 def report_leak(args, out):
@@ -1066,8 +1089,10 @@ def report_leak(args, out):
 
     def ppl(run, at):
         return np.exp(np.mean(np.array(run.position_loss)[at], axis=0)).tolist()
-    return LeakRecord(runs, {r.name: ppl(r, list(range(T - 1))) for r in runs},
-                      {r.name: ppl(r, [T - 1]) for r in runs}, LEAK_STEPS)
+    inside, last = [ppl(r, list(range(T - 1))) for r in runs], [ppl(r, [T - 1]) for r in runs]
+    return LeakRecord(runs, [r.name for r in runs], inside, last,
+                      [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
+                      LEAK_STEPS)
 
 
 def report_tagging(args, out):
@@ -1090,9 +1115,11 @@ def report_tagging(args, out):
 
     def acc(run, at):
         return np.mean(np.array(run.position_accuracy)[at], axis=0).tolist()
-    return TaggingRecord(runs, {r.name: acc(r, list(range(T - 1))) for r in runs},
-                         {r.name: acc(r, [T - 1]) for r in runs},
-                         {r.name: acc(r, list(range(T))) for r in runs}, always_no, TAG_STEPS)
+    inside, last = [acc(r, list(range(T - 1))) for r in runs], [acc(r, [T - 1]) for r in runs]
+    return TaggingRecord(runs, [r.name for r in runs], inside, last,
+                         [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
+                         [float(np.mean(acc(r, list(range(T))))) for r in runs], always_no,
+                         TAG_STEPS)
 
 
 def reversal_models(args):
@@ -1114,11 +1141,12 @@ def report_reverse(args, out):
              f"Tested on {S2S_TEST} fixed strings per length, greedy, the decoder reading its "
              f"own outputs: the share reversed without an error, mean (lowest-highest) over "
              f"seeds {', '.join(map(str, SEEDS))}.")
-    out.table("reverse", format_reverse_table(lengths, [e[:S].tolist() for e in exact],
-                                              [e[S:].tolist() for e in exact]))
+    out.table("reverse", format_reverse_table(lengths, [e[:S] for e in exact],
+                                              [e[S:] for e in exact]))
     out.text(f"time: {seconds:.1f} s of CPU for the {2 * S} models")
-    return ReverseRecord(steps, lengths, [e[:S].tolist() for e in exact],
-                         [e[S:].tolist() for e in exact], params, params, seconds)
+    without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
+    return ReverseRecord(steps, lengths, without, with_, [float(np.mean(v)) for v in without],
+                         [float(np.mean(v)) for v in with_], params, seconds)
 
 
 def report_attention(args, out):
@@ -1151,16 +1179,17 @@ def report_attention(args, out):
              f"j puts on x_{{n+1-j}}, the symbol it must write, and on it and the symbols beside "
              f"it; mean (lowest-highest) over the seeds:")
     out.table("alignment", format_alignment_table(lengths, mirror, near))
-    return AttentionRecord(strings, lengths, mirror, near)
+    return AttentionRecord(strings, lengths, mirror, near, [float(np.mean(m)) for m in mirror],
+                           [float(np.mean(x)) for x in near])
 
 
 def report_exposure(args, out):
     _, model, _ = reversal_models(args)
     S = len(SEEDS)
     lengths = list(range(2, MAX_LEN + 1, 2))
-    forced = [test_seq2seq(model, n, True)[1][:S].tolist() for n in lengths]
-    tested = [test_seq2seq(model, n) for n in lengths]
-    free = [t[1][:S].tolist() for t in tested]
+    fed_truth = [test_seq2seq(model, n, True) for n in lengths]
+    fed_own = [test_seq2seq(model, n) for n in lengths]
+    forced, free = ([t[1][:S].tolist() for t in tested] for tested in (fed_truth, fed_own))
     at = lengths.index(EXPOSURE_LENGTH)
     out.text(f"Teacher forcing: in training the decoder reads the true previous symbol; at test "
              f"time it reads its own. The models without attention of --reverse, on its test "
@@ -1171,8 +1200,8 @@ def report_exposure(args, out):
     out.text(f"At length {EXPOSURE_LENGTH}: {f_at:.2f} of the symbols right when fed the truth, "
              f"{o_at:.2f} when fed its own outputs. (Whole strings come out right equally often "
              f"either way: until its first mistake a decoder reads the true symbols anyway.)")
-    return ExposureRecord(lengths, forced, free, [t[0][:S].tolist() for t in tested],
-                          EXPOSURE_LENGTH, f_at, o_at)
+    return ExposureRecord(lengths, forced, free, [t[0][:S].tolist() for t in fed_truth],
+                          [t[0][:S].tolist() for t in fed_own], EXPOSURE_LENGTH, f_at, o_at)
 
 
 def report_recall(args, out):
@@ -1197,7 +1226,8 @@ def report_recall(args, out):
         out.row("recall", format_recall_table([lag], [accuracy[:S]], [accuracy[S:]],
                                               widths).splitlines()[-1])
     out.text(f"time: {seconds:.1f} s of CPU")
-    return RecallRecord(list(lags), steps, without, with_, 1 / R_K, seconds)
+    return RecallRecord(list(lags), steps, without, with_, [float(np.mean(a)) for a in without],
+                        [float(np.mean(a)) for a in with_], 1 / R_K, seconds)
 
 
 def report_gradcheck(args, out):

@@ -1,0 +1,249 @@
+"""Chapter 17, deeper and both ways: the figures and the diagram of docs/ch17-deeper.md,
+from docs/code/deeper.py (one worker process trains each kind of model once)."""
+
+import html
+
+from generator.chapter import Chapter
+
+CHAPTER = Chapter("ch17-deeper.md", "deeper.py", data=("timemachine.txt",))
+
+STYLES = ("-", "--", "-.")
+MARKS = ("o", "s", "^")
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values)
+
+
+@CHAPTER.figure
+def curves(ctx):
+    stacked = ctx.record("--stacked")
+
+    def draw(ax, colors):
+        for n, (run, color) in enumerate(zip(stacked.runs, colors.series)):
+            steps = list(run.curve_steps)
+            seeds = [list(point) for point in run.curve]
+            ax.fill_between(steps, [min(p) for p in seeds], [max(p) for p in seeds], color=color,
+                            alpha=0.18, linewidth=0)
+            ax.plot(steps, [mean(p) for p in seeds], color=color, linestyle=STYLES[n],
+                    marker=MARKS[n], label=f"{run.name}, {run.params:,} parameters")
+        ax.set(yscale="log", xlabel="training step", ylabel="validation perplexity")
+        from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+        ax.yaxis.set_major_locator(FixedLocator([6, 7, 8, 9, 10, 12]))
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.legend(loc="upper right")
+
+    return ctx.figure(draw, alt="Validation perplexity against training step for one GRU layer "
+                                "of 32 units and two layers of 22 and of 32: the two layers of "
+                                "32 lie lowest and turn up at the end; the two layers of 22 lie "
+                                "highest",
+                      caption="Validation perplexity on 500 of the validation windows, every 50 "
+                              "steps. Lines: the mean over three seeds; bands: lowest to "
+                              "highest seed.")
+
+
+@CHAPTER.figure
+def leak(ctx):
+    record = ctx.record("--leak")
+
+    def draw(ax, colors):
+        for n, (run, color) in enumerate(zip(record.runs, colors.series)):
+            per_position = [list(p) for p in run.position_loss]
+            t = list(range(1, len(per_position) + 1))
+            import math
+            ax.plot(t, [math.exp(mean(p)) for p in per_position], color=color,
+                    linestyle=STYLES[n], marker=MARKS[n], markersize=4, label=run.name)
+        ax.axvline(len(record.runs[0].position_loss) - 0.5, color=colors.muted, linestyle=":",
+                   linewidth=1.2)
+        ax.annotate("the answer is\npast the window", (len(record.runs[0].position_loss) - 0.5, 2),
+                    xytext=(-6, 0), textcoords="offset points", ha="right", color=colors.fg,
+                    fontsize="small")
+        ax.set(yscale="log", xlabel="position t in the window (predicting the character at t + 1)",
+               ylabel="validation perplexity")
+        ax.legend(loc="center left")
+
+    return ctx.figure(draw, alt="Validation perplexity at each position of the window: the "
+                                "one-directional GRU near 6 everywhere but the first positions, "
+                                "the bidirectional GRU near 1 at every position but the last, "
+                                "where it jumps above 9",
+                      caption="Perplexity at each of the 32 positions, mean over three seeds. "
+                              "The bidirectional model is near 1 wherever its backward half "
+                              "has already read the character it is asked to predict.")
+
+
+@CHAPTER.figure
+def reverse(ctx):
+    record = ctx.record("--reverse")
+    lengths = list(record.lengths)
+
+    def draw(ax, colors):
+        for n, (name, per_length, color) in enumerate(
+                (("without attention", record.without, colors.series[0]),
+                 ("with attention", record.with_attention, colors.series[1]))):
+            offset = (n - 0.5) * 0.16
+            ax.plot(lengths, [mean(s) for s in per_length], color=color, linestyle=STYLES[n],
+                    marker=MARKS[n], label=name)
+            for x, seeds in zip(lengths, per_length):
+                ax.scatter([x + offset] * len(seeds), list(seeds), color=color, s=10,
+                           alpha=0.6, linewidths=0)
+        ax.set(ylim=(-0.03, 1.05), xlabel="length of the string (symbols)",
+               ylabel="strings reversed without an error")
+        ax.set_xticks(lengths)
+        ax.legend(loc="lower left")
+
+    return ctx.figure(draw, alt="The share of test strings reversed exactly against their "
+                                "length: without attention it falls from 1 at four symbols to "
+                                "near 0 at twelve; with attention it stays at 1",
+                      caption="Lines: the mean over three seeds; dots: each seed. Both models "
+                              "have the same parameters; only where the context comes from "
+                              "differs.")
+
+
+@CHAPTER.figure
+def heatmaps(ctx):
+    record = ctx.record("--attention")
+    strings = [list(s) for s in record.strings]
+
+    def draw(axes, colors):
+        from matplotlib.colors import LinearSegmentedColormap
+
+        cmap = LinearSegmentedColormap.from_list("weights", [colors.bg, colors.series[0]])
+        for ax, (source, written, weights) in zip(axes, strings):
+            rows = [list(r) for r in weights]
+            image = ax.imshow(rows, cmap=cmap, vmin=0, vmax=1, aspect="equal")
+            ax.set_xticks(range(len(source)), list(source))
+            ax.set_yticks(range(len(written)), list(written))
+            ax.tick_params(length=0)
+            ax.grid(False)
+            for spine in ax.spines.values():
+                spine.set_visible(False)
+            ax.set_xlabel("reads")
+        axes[0].set_ylabel("writes")
+        cbar = axes[-1].figure.colorbar(image, ax=list(axes), shrink=0.8, pad=0.02)
+        cbar.outline.set_visible(False)
+        cbar.set_label("weight")
+
+    widths = [len(s[0]) for s in strings]
+    return ctx.figure(draw, size=(7.2, 3.0), grid=dict(ncols=len(strings), width_ratios=widths),
+                      alt="Three heat maps of attention weights, one per test string: each "
+                          "output symbol's weight sits on the input symbol it copies, an "
+                          "anti-diagonal from top right to bottom left",
+                      caption="The weights of the model with attention (seed 0): a row per "
+                              "output step, a column per input symbol, darker is more weight. "
+                              "The same numbers are in the tables below.")
+
+
+# ---------------------------------------------------------------------------
+# The diagram: the encoder-decoder with attention, on a real string
+# ---------------------------------------------------------------------------
+
+def _n(v):
+    text = f"{v:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _text(x, y, text, cls="dg-label", anchor="middle", size=13):
+    return (f'<text class="{cls}" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" '
+            f'font-size="{size}">{html.escape(text)}</text>')
+
+
+def _line(x1, y1, x2, y2, cls, width=None, opacity=None):
+    extra = (f' stroke-width="{width:.2f}"' if width is not None else "") + \
+        (f' stroke-opacity="{opacity:.2f}"' if opacity is not None else "")
+    return (f'<path class="{cls}" d="M{_n(x1)} {_n(y1)} L{_n(x2)} {_n(y2)}" fill="none" '
+            f'stroke="currentColor"{extra}/>')
+
+
+def _arrow(x1, y1, x2, y2, cls="dg-wire"):
+    """A straight arrow, its head a small triangle at (x2, y2)."""
+    import math
+    length = math.hypot(x2 - x1, y2 - y1)
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length
+    bx, by = x2 - 7 * ux, y2 - 7 * uy
+    head = (f'<path class="{cls}-head" d="M{_n(x2)} {_n(y2)} L{_n(bx - 3.4 * uy)} '
+            f'{_n(by + 3.4 * ux)} L{_n(bx + 3.4 * uy)} {_n(by - 3.4 * ux)}Z" '
+            f'fill="currentColor"/>')
+    return _line(x1, y1, bx + 2 * ux, by + 2 * uy, cls) + head
+
+
+def _box(cx, cy, w, h, cls="dg-cell"):
+    return (f'<rect class="{cls}" x="{_n(cx - w / 2)}" y="{_n(cy - h / 2)}" width="{_n(w)}" '
+            f'height="{_n(h)}" rx="5" fill="none" stroke="currentColor"/>')
+
+
+def _word(cx, cy, text):
+    return (_box(cx, cy, 22, 20, "dg-word-box")
+            + f'<text class="dg-word" x="{_n(cx)}" y="{_n(cy + 4.5)}" text-anchor="middle" '
+              f'font-size="13">{html.escape(text)}</text>')
+
+
+def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
+    """The encoder reading `source`, the decoder writing `written`, and a line from every
+    encoder state to every decoder step, as thick and as opaque as its weight; the
+    largest weight of each step is written under the step."""
+    n = len(source)
+    width, left, right = 440, 72, 350  # the first and the last cell's centre
+    xs = [left + (right - left) * k / max(n - 1, 1) for k in range(n)]
+    y_out, y_dec, y_enc, y_in = 18, 64, 222, 266
+    cell_w, cell_h = 40, 30
+    tops = [max(range(n), key=lambda i: row[i]) for row in weights]
+    parts = [_text(4, y_out + 4.5, "writes", "dg-label dg-muted", "start"),
+             _text(4, y_in + 4.5, "reads", "dg-label dg-muted", "start"),
+             _text(right + cell_w / 2 + 8, y_dec + 4.5, "decoder", "dg-label dg-muted", "start"),
+             _text(right + cell_w / 2 + 8, y_enc + 4.5, "encoder", "dg-label dg-muted", "start")]
+    for j, row in enumerate(weights):  # attention: every encoder state to every decoder step
+        for i, a in enumerate(row):
+            if a >= 0.005:
+                parts.append(_line(xs[i], y_enc - cell_h / 2, xs[j], y_dec + cell_h / 2, "dg-o",
+                                   width=0.6 + 4.4 * a, opacity=0.25 + 0.75 * a))
+    for y in (y_enc, y_dec):  # the states, left to right
+        for k in range(n - 1):
+            parts.append(_arrow(xs[k] + cell_w / 2, y, xs[k + 1] - cell_w / 2, y, "dg-state"))
+    parts.append(_arrow(left - cell_w / 2 - 34, y_dec, left - cell_w / 2, y_dec, "dg-state"))
+    parts.append(_text(left - cell_w / 2 - 19, y_dec - 9, f"s₀ = h{_sub(n)}", "dg-m", size=13))
+    for k in range(n):
+        x = xs[k]
+        parts += [_box(x, y_enc, cell_w, cell_h), _text(x, y_enc + 5, f"h{_sub(k + 1)}", "dg-m",
+                                                         size=15),
+                  _arrow(x, y_in - 10, x, y_enc + cell_h / 2), _word(x, y_in, source[k]),
+                  _box(x, y_dec, cell_w, cell_h), _text(x, y_dec + 5, f"s{_sub(k + 1)}", "dg-m",
+                                                         size=15),
+                  _arrow(x, y_dec - cell_h / 2, x, y_out + 10), _word(x, y_out, written[k]),
+                  _text(x, y_dec + cell_h / 2 + 16, f"{weights[k][tops[k]]:.2f}",
+                        "dg-num dg-halo", size=13)]
+    height = y_in + 16
+    steps = "; ".join(f"step {j + 1} writes {written[j]}, its largest weight, "
+                      f"{weights[j][i]:.2f}, on h {i + 1}, which read {source[i]}"
+                      for j, i in enumerate(tops))
+    title = f"The encoder-decoder with attention reversing “{source}”"
+    desc = (f"Diagram: {n} encoder cells, h 1 to h {n}, read the symbols "
+            f"{', '.join(source)} from left to right, each state passed to the next. The "
+            f"decoder starts from the encoder's last state: s 0 equals h {n}. Its {n} cells, "
+            f"s 1 to s {n}, write {', '.join(written)}. A line runs from every encoder state to "
+            f"every decoder step, as thick as the attention weight between them: {steps}.")
+    svg = "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="dg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{prefix}-title" '
+        f'aria-describedby="{prefix}-desc">',
+        f'<title id="{prefix}-title">{html.escape(title)}</title>',
+        f'<desc id="{prefix}-desc">{html.escape(desc)}</desc>',
+        *parts, "</svg>"])
+    caption = (f"The model with attention (seed 0) reversing the test string "
+               f"<code>{html.escape(source)}</code>. A line joins each encoder state "
+               f"<em>h<sub>i</sub></em> to each decoder step, as thick as its weight "
+               f"<em>a<sub>ji</sub></em>; the number under each decoder cell is its largest "
+               f"weight. The lines cross: the first output reads the last input.")
+    return (f'<figure class="diagram" id="{prefix}" data-search-exclude>\n{svg}\n'
+            f"<figcaption>{caption}</figcaption>\n</figure>")
+
+
+def _sub(k):
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
+
+
+@CHAPTER.diagram
+def seq2seq(ctx):
+    source, written, weights = ctx.record("--attention").strings[0]
+    return seq2seq_svg(source, written, [list(r) for r in weights])
