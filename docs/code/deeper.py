@@ -682,7 +682,7 @@ def train_recall(lag, steps, seeds=R_SEEDS):
 # ---------------------------------------------------------------------------
 
 PROBE_WINDOWS = 500  # windows whose states fit each probe, and as many that test it
-PROBES = ("the character just read, x_t", "the one before, x_{t-1}", "the next one, x_{t+1}",
+PROBES = ("the character just read", "the one before it", "the next one, to be predicted",
           "letters of the word so far")
 
 
@@ -997,8 +997,10 @@ class ExposureRecord:
     forced_strings: list  # per length, per seed: share of whole strings right, fed the truth
     free_strings: list  # ... fed its own outputs
     length: int  # the one the text quotes
-    forced_at: float  # mean over seeds at that length
+    forced_at: float  # mean over seeds at that length: symbols
     free_at: float
+    forced_strings_at: float  # ... and whole strings
+    free_strings_at: float
 
 
 @dataclass
@@ -1197,11 +1199,13 @@ def report_exposure(args, out):
              f"(lowest-highest) over the seeds.")
     out.table("exposure", format_exposure_table(lengths, forced, free))
     f_at, o_at = float(np.mean(forced[at])), float(np.mean(free[at]))
+    strings = [[t[0][:S].tolist() for t in tested] for tested in (fed_truth, fed_own)]
+    fs_at, os_at = (float(np.mean(per_length[at])) for per_length in strings)
     out.text(f"At length {EXPOSURE_LENGTH}: {f_at:.2f} of the symbols right when fed the truth, "
-             f"{o_at:.2f} when fed its own outputs. (Whole strings come out right equally often "
-             f"either way: until its first mistake a decoder reads the true symbols anyway.)")
-    return ExposureRecord(lengths, forced, free, [t[0][:S].tolist() for t in fed_truth],
-                          [t[0][:S].tolist() for t in fed_own], EXPOSURE_LENGTH, f_at, o_at)
+             f"{o_at:.2f} when fed its own outputs. Whole strings right at that length: "
+             f"{fs_at:.2f} fed the truth, {os_at:.2f} fed its own outputs.")
+    return ExposureRecord(lengths, forced, free, strings[0], strings[1], EXPOSURE_LENGTH, f_at,
+                          o_at, fs_at, os_at)
 
 
 def report_recall(args, out):

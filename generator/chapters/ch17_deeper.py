@@ -126,7 +126,7 @@ def heatmaps(ctx):
         cbar.set_label("weight")
 
     widths = [len(s[0]) for s in strings]
-    return ctx.figure(draw, size=(7.2, 3.0), grid=dict(ncols=len(strings), width_ratios=widths),
+    return ctx.figure(draw, size=(7.2, 3.6), grid=dict(ncols=len(strings), width_ratios=widths),
                       alt="Three heat maps of attention weights, one per test string: each "
                           "output symbol's weight sits on the input symbol it copies, an "
                           "anti-diagonal from top right to bottom left",
@@ -184,7 +184,7 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
     encoder state to every decoder step, as thick and as opaque as its weight; the
     largest weight of each step is written under the step."""
     n = len(source)
-    width, left, right = 440, 72, 350  # the first and the last cell's centre
+    width, left, right = 440, 96, 356  # the first and the last cell's centre
     xs = [left + (right - left) * k / max(n - 1, 1) for k in range(n)]
     y_out, y_dec, y_enc, y_in = 18, 64, 222, 266
     cell_w, cell_h = 40, 30
@@ -201,15 +201,13 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
     for y in (y_enc, y_dec):  # the states, left to right
         for k in range(n - 1):
             parts.append(_arrow(xs[k] + cell_w / 2, y, xs[k + 1] - cell_w / 2, y, "dg-state"))
-    parts.append(_arrow(left - cell_w / 2 - 34, y_dec, left - cell_w / 2, y_dec, "dg-state"))
-    parts.append(_text(left - cell_w / 2 - 19, y_dec - 9, f"s₀ = h{_sub(n)}", "dg-m", size=13))
+    parts.append(_arrow(left - cell_w / 2 - 40, y_dec, left - cell_w / 2, y_dec, "dg-state"))
+    parts.append(_math(left - cell_w / 2 - 20, y_dec - 9, "h", n, size=14))
     for k in range(n):
         x = xs[k]
-        parts += [_box(x, y_enc, cell_w, cell_h), _text(x, y_enc + 5, f"h{_sub(k + 1)}", "dg-m",
-                                                         size=15),
+        parts += [_box(x, y_enc, cell_w, cell_h), _math(x - 1, y_enc + 3, "h", k + 1),
                   _arrow(x, y_in - 10, x, y_enc + cell_h / 2), _word(x, y_in, source[k]),
-                  _box(x, y_dec, cell_w, cell_h), _text(x, y_dec + 5, f"s{_sub(k + 1)}", "dg-m",
-                                                         size=15),
+                  _box(x, y_dec, cell_w, cell_h), _math(x - 1, y_dec + 3, "s", k + 1),
                   _arrow(x, y_dec - cell_h / 2, x, y_out + 10), _word(x, y_out, written[k]),
                   _text(x, y_dec + cell_h / 2 + 16, f"{weights[k][tops[k]]:.2f}",
                         "dg-num dg-halo", size=13)]
@@ -234,13 +232,21 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
                f"<code>{html.escape(source)}</code>. A line joins each encoder state "
                f"<em>h<sub>i</sub></em> to each decoder step, as thick as its weight "
                f"<em>a<sub>ji</sub></em>; the number under each decoder cell is its largest "
-               f"weight. The lines cross: the first output reads the last input.")
+               f"weight. The decoder starts from <em>h</em><sub>{n}</sub>, the encoder's last "
+               f"state. The lines cross: the first output reads the last input.")
     return (f'<figure class="diagram" id="{prefix}" data-search-exclude>\n{svg}\n'
             f"<figcaption>{caption}</figcaption>\n</figure>")
 
 
-def _sub(k):
-    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
+ITALIC = {"h": "\u210e", "s": "\U0001d460"}  # the letters as the page's MathML draws them
+
+
+def _math(x, y, letter, sub, size=15, anchor="middle"):
+    """A variable with a subscript, in the math font: the letter italic, the index
+    smaller and lowered, as the page's formulas set them."""
+    return (f'<text class="dg-m" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" '
+            f'font-size="{size}">{ITALIC[letter]}<tspan font-size="{_n(size * 0.72)}" '
+            f'dy="{_n(size * 0.24)}">{sub}</tspan></text>')
 
 
 @CHAPTER.diagram
