@@ -303,12 +303,12 @@ def test_windows_start_at_every_position_train_first():
 
 
 def test_last_letter_tags_mark_a_letter_followed_by_a_space():
-    text = "the cat sat on a mat and the dog ran off"
+    text = "the cat  sat on a mat and the dog ran off"  # (two spaces: a space is no letter)
     ids = np.array([deeper.VOCAB.index(c) for c in text])
     tags = deeper.last_letter_tags(ids[None, :33])[0]
     expected = [1 if text[i] != " " and text[i + 1] == " " else 0 for i in range(32)]
     assert list(tags) == expected
-    words = text[:33].split(" ")[:-1]  # the words whose next character is in the window
+    words = text[:33].split()[:-1]  # the words whose next character is in the window
     assert [text[i] for i in range(32) if tags[i]] == [w[-1] for w in words]
 
 

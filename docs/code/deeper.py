@@ -965,6 +965,7 @@ class TaggingRecord:
     all_mean: list  # every position
     majority: list  # accuracy of always "no", per row of the table (the last: every position)
     steps: int
+    bi_hidden: int  # units per direction of the bidirectional tagger
 
 
 @dataclass
@@ -976,6 +977,11 @@ class ReverseRecord:
     mean_without: list  # per length: the mean over the seeds
     mean_with: list
     params: int  # of one model, with attention or without (attention adds none)
+    hidden: int  # units of the encoder and of the decoder
+    max_len: int  # the longest strings
+    symbols: int  # the alphabet's size
+    batch: int  # strings per training step
+    test_strings: int  # per length
     seconds: float
 
 
@@ -1012,6 +1018,7 @@ class RecallRecord:
     mean_without: list  # per lag: the mean over the seeds
     mean_with: list
     chance: float
+    hidden: int
     seconds: float
 
 
@@ -1121,7 +1128,7 @@ def report_tagging(args, out):
     return TaggingRecord(runs, [r.name for r in runs], inside, last,
                          [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
                          [float(np.mean(acc(r, list(range(T))))) for r in runs], always_no,
-                         TAG_STEPS)
+                         TAG_STEPS, BI_HIDDEN)
 
 
 def reversal_models(args):
@@ -1148,7 +1155,8 @@ def report_reverse(args, out):
     out.text(f"time: {seconds:.1f} s of CPU for the {2 * S} models")
     without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
     return ReverseRecord(steps, lengths, without, with_, [float(np.mean(v)) for v in without],
-                         [float(np.mean(v)) for v in with_], params, seconds)
+                         [float(np.mean(v)) for v in with_], params, S2S_HIDDEN, MAX_LEN, K, S2S_BATCH,
+                         S2S_TEST, seconds)
 
 
 def report_attention(args, out):
@@ -1231,7 +1239,7 @@ def report_recall(args, out):
                                               widths).splitlines()[-1])
     out.text(f"time: {seconds:.1f} s of CPU")
     return RecallRecord(list(lags), steps, without, with_, [float(np.mean(a)) for a in without],
-                        [float(np.mean(a)) for a in with_], 1 / R_K, seconds)
+                        [float(np.mean(a)) for a in with_], 1 / R_K, R_HIDDEN, seconds)
 
 
 def report_gradcheck(args, out):
