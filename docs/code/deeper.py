@@ -78,8 +78,8 @@ STACKS = (  # name, hidden sizes of the layers from the bottom
     ("2 layers, h = 32", (32, 32)),  # the width of one layer of 32
 )
 BI_HIDDEN = 16  # units per direction of the bidirectional GRU (32 in all)
-LEAK_STEPS = 200  # its budget as a language model
-TAG_STEPS = 200  # the budget of both taggers
+LEAK_STEPS = 150  # its budget as a language model
+TAG_STEPS = 150  # the budget of both taggers
 
 # Reversing strings (the encoder-decoder)
 SYMBOLS = "abcdefghij"  # K symbols; the decoder also reads a start token
