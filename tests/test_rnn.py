@@ -128,36 +128,90 @@ def test_clipping_keeps_direction_and_caps_length():
     assert record.threshold == 5.0
 
 
+def tanh_rnn(U, W, X, h_0):
+    """h_T of h_t = tanh(W x_t + U h_{t-1}): written here, not taken from rnn.py."""
+    h = h_0
+    for x in X:
+        h = np.tanh(W @ x + U @ h)
+    return h
+
+
+def jacobian_norm(U, W, X, eps):
+    """||dh_T/dh_0|| at h_0 = 0, by central differences."""
+    H = U.shape[0]
+    J = np.zeros((H, H))
+    for j in range(H):
+        e = np.zeros(H)
+        e[j] = eps
+        J[:, j] = (tanh_rnn(U, W, X, e) - tanh_rnn(U, W, X, -e)) / (2 * eps)
+    return np.linalg.norm(J, 2)
+
+
+def measure_network(radius, scale, H=64, d=16, T=100, seed=0):
+    """The chapter's network from its description: U standard normal rescaled to spectral
+    radius rho, W normal with standard deviation scale / sqrt(d), x_t standard normal, in
+    that order from numpy.random.default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    U = rng.normal(0, 1, (H, H))
+    U *= radius / np.max(np.abs(np.linalg.eigvals(U)))
+    W = rng.normal(0, scale / np.sqrt(d), (H, d))
+    return U, W, rng.normal(0, 1, (T, d))
+
+
 def test_measured_jacobian_matches_finite_differences():
-    """The norms of dh_t/dh_0 against a Jacobian built by central differences."""
+    """The norms of dh_t/dh_0 against a Jacobian built by central differences, on a small
+    network built here from the chapter's description."""
     T, H, d = 6, 8, 3
-    U, W, X = rnn.make_measure_rnn(1.1, H=H, d=d, T=T, seed=3)
-    measured = rnn.compute_measured_jacobians(1.1, H=H, d=d, T=T, seed=3)
-    h0, eps = np.zeros(H), 1e-6
-    for t in (1, 3, T):
-        J = np.zeros((H, H))
-        for j in range(H):
-            e = np.zeros(H)
-            e[j] = eps
-            J[:, j] = (rnn.rnn_states(U, W, X[:t], h0 + e)[-1]
-                       - rnn.rnn_states(U, W, X[:t], h0 - e)[-1]) / (2 * eps)
-        assert measured.norms[t - 1] == pytest.approx(np.linalg.norm(J, 2), rel=1e-6)
-    assert np.max(np.abs(np.linalg.eigvals(U))) == pytest.approx(1.1)
+    for scale in (1.0, 0.1):
+        U, W, X = measure_network(1.1, scale, H=H, d=d, T=T, seed=3)
+        measured = rnn.compute_measured_jacobians(1.1, scale, H=H, d=d, T=T, seed=3)
+        for t in (1, 3, T):
+            assert measured.norms[t - 1] == pytest.approx(jacobian_norm(U, W, X[:t], 1e-6),
+                                                          rel=1e-6)
 
 
 def test_measure_report_and_the_values_the_page_quotes():
-    """What the chapter says the measurement shows: tanh' < 1 makes decay faster; and the
-    named values it quotes are the measured ones."""
-    record, _ = report("measure")
-    for m in record.measured:
-        assert m.norms[-1] < m.radius ** len(m.norms)
-        assert 0 < m.mean_tanh_prime < 1
-    primes = [m.mean_tanh_prime for m in record.measured]
-    assert (record.tanh_prime_low, record.tanh_prime_high) == (min(primes), max(primes))
-    top = record.measured[-1]
-    assert top.radius == max(m.radius for m in record.measured) == record.top_radius == 1.1
-    assert (record.top_first, record.top_last) == (top.norms[0], top.norms[-1])
-    assert record.top_last < 1  # the chapter's point: rho = 1.1 still vanishes here
+    """12.5 quotes the norm after 1 and after T steps at the largest radius, and the range
+    of the mean tanh': each against this test's own measurement of the page's network."""
+    record, tables = report("measure")
+    assert (record.input_scale, record.hidden, record.inputs, record.steps) == (1.0, 64, 16, 100)
+    U, W, X = measure_network(1.1, 1.0)
+    assert record.top_radius == 1.1
+    assert record.top_first == pytest.approx(jacobian_norm(U, W, X[:1], 1e-6), rel=1e-6)
+    assert record.top_last == pytest.approx(jacobian_norm(U, W, X, 1e-2), rel=1e-3)
+    assert record.top_last < 1  # the chapter's point: at this input scale rho = 1.1 vanishes
+    primes = []
+    for radius in (0.5, 0.9, 1.0, 1.1):
+        U, W, X = measure_network(radius, 1.0)
+        h, states = np.zeros(64), []
+        for x in X:
+            h = np.tanh(W @ x + U @ h)
+            states.append(h)
+        primes.append(float(np.mean(1 - np.array(states) ** 2)))
+    assert (record.tanh_prime_low, record.tanh_prime_high) == pytest.approx(
+        (min(primes), max(primes)), rel=1e-12)
+    buf = io.StringIO()
+    rnn.run(rnn.parse_args(["--measure"]), rnn.Printer(buf))
+    assert "input scale 1: each unit's input W x_t has\nstandard deviation 1" in buf.getvalue()
+
+
+def test_the_input_scale_decides_whether_rho_above_1_vanishes():
+    """12.5's second table: with no input the measurement is ||U^47||, which follows rho^47
+    within a constant factor; at the page's input scale rho = 1.1 vanishes, at 0.1 it does
+    not (the review's independent figures: 3.7e-8 at scale 1, 3.7 at 0.1, 2.1e2 at 0)."""
+    record, tables = report("scales")
+    j = {s: record.input_scales.index(s) for s in (0.0, 0.1, 1.0)}
+    i = record.radii.index(1.1)
+    assert record.at_distance[i][j[1.0]] == pytest.approx(3.7e-8, rel=0.01)
+    assert record.at_distance[i][j[0.1]] == pytest.approx(3.7, rel=0.01)
+    assert record.at_distance[i][j[0.0]] == pytest.approx(2.2e2, rel=0.03)
+    U, _, _ = measure_network(1.1, 0.0)
+    assert record.at_distance[i][j[0.0]] == pytest.approx(
+        np.linalg.norm(np.linalg.matrix_power(U, 47), 2), rel=1e-9)
+    for row in record.at_distance:  # larger inputs, smaller gradient, at every radius
+        assert row == sorted(row, reverse=True)
+    header = rows_of(tables["scales"])
+    assert len(header) == len(record.radii) == 11
 
 
 # The command line --------------------------------------------------------------
@@ -169,13 +223,14 @@ def test_several_flags_print_their_steps_in_chapter_order():
 
 def test_no_flag_prints_every_step():
     out = run_script("rnn.py").stdout
-    positions = [out.index(f"Step {n}:") for n in range(1, 6)]
+    positions = [out.index(f"Step {n}:") for n in range(1, 7)]
     assert positions == sorted(positions)
 
 
 def test_help_describes_every_flag_and_no_missing_table():
     out = run_script("rnn.py", "--help").stdout
-    for flag in ("--unroll", "--params", "--vanish", "--clip", "--measure"):
+    for flag in ("--unroll", "--params", "--vanish", "--clip", "--measure", "--scales",
+                 "--input-scale"):
         assert flag in out
     assert "Table" not in out  # the help once named "Tables A and B", which exist nowhere
 

@@ -64,8 +64,13 @@ W_o = ((0.2, 0.5, 0.1, -0.3), (0.4, -0.2, 0.3, 0.2))  # output gate
 b_f = (1.0, 1.0)  # forget bias: 1, as step 2 recommends
 b_i = (0.0, 0.0)  # input bias
 b_o = (0.0, 0.0)  # output bias
-# The same step as a GRU reuses the numbers, without biases:
-W_z, W_r, W_h = W_f, W_i, W_C  # update gate, reset gate, candidate
+# The same step as a GRU reuses the numbers, without biases. This site writes the GRU as
+# Cho et al., d2l and PyTorch do, h_t = z * h_{t-1} + (1 - z) * h~ (z near 1 keeps the old
+# state); Chung et al. write (1 - z') * h_{t-1} + z' * h~. With the update gate's numbers
+# those of W_f with their sign flipped, z is Chung's 1 - z', and --step prints one step in
+# both notations: the same h_t.
+W_z = tuple(tuple(-w for w in row) for row in W_f)  # update gate: -W_f
+W_r, W_h = W_i, W_C  # reset gate, candidate
 
 # Step 4: what a gate costs
 PARAM_INPUT, PARAM_HIDDEN = 100, 500  # d, H
@@ -96,12 +101,16 @@ class Highway:
     columns: List[str]
     factors: List[float]
     values: List[List[float]]  # values[i][j] = factors[j] ** distances[i]
+    curve_distances: List[int]  # 0, 2, ..., 500: the plot's x
+    curves: List[List[float]]  # curves[j][n] = factors[j] ** curve_distances[n]
 
 
 def compute_highway(distances=HIGHWAY_DISTANCES, columns=HIGHWAY_COLUMNS):
     """factor ** distance: a plain RNN's factor against forget gates, and against 1."""
+    ks = list(range(0, distances[-1] + 1, 2))
     return Highway(list(distances), [name for name, _ in columns], [f for _, f in columns],
-                   [[f ** k for _, f in columns] for k in distances])
+                   [[f ** k for _, f in columns] for k in distances],
+                   ks, [[f ** k for k in ks] for _, f in columns])
 
 
 def first_distance_below(factor, threshold):
@@ -118,6 +127,7 @@ class Bias:
     b_f: float
     f: float  # sigma(b_f), the forget gate at initialisation
     powers: List[float]  # f ** k for k in BIAS_POWERS
+    curve: List[float]  # f ** k for k = 0 .. 100: the plot
 
 
 def compute_bias(biases=BIASES, powers=BIAS_POWERS):
@@ -125,7 +135,7 @@ def compute_bias(biases=BIASES, powers=BIAS_POWERS):
     rows = []
     for b in biases:
         f = float(sigmoid(b))
-        rows.append(Bias(b, f, [f ** k for k in powers]))
+        rows.append(Bias(b, f, [f ** k for k in powers], [f ** k for k in range(101)]))
     return rows
 
 
@@ -153,13 +163,14 @@ class LSTMStep:
 
 @dataclass
 class GRUStep:
-    z: List[float]  # update gate
+    z: List[float]  # update gate, z near 1 keeps h_{t-1}
+    z_chung: List[float]  # Chung et al.'s update gate for the same step: 1 - z
     r: List[float]  # reset gate
     h_tilde: List[float]  # candidate
     h_t: List[float]
 
 
-def compute_lstm_step(forget_bias=b_f):
+def compute_lstm_step(forget_bias=b_f, h_prev=h_prev, C_prev=C_prev, x_t=x_t):
     """f, i, C~, o, C_t, h_t for the two-unit cell of the settings."""
     hp, Cp, x = np.array(h_prev), np.array(C_prev), np.array(x_t)
     q = np.concatenate([hp, x])  # [h_{t-1}, x_t]
@@ -173,15 +184,15 @@ def compute_lstm_step(forget_bias=b_f):
     return LSTMStep(*(v.tolist() for v in (q, f, i, C_tilde, o, kept, added, C_t, h_t)))
 
 
-def compute_gru_step():
-    """z, r, h~, h_t for the same inputs, with this chapter's convention."""
+def compute_gru_step(h_prev=h_prev, x_t=x_t):
+    """z, r, h~, h_t for the same inputs: h_t = z * h_{t-1} + (1 - z) * h~."""
     hp, x = np.array(h_prev), np.array(x_t)
     q = np.concatenate([hp, x])
-    z = sigmoid(np.array(W_z) @ q)  # update gate: how much of the candidate to take
+    z = sigmoid(np.array(W_z) @ q)  # update gate: how much of h_{t-1} to keep
     r = sigmoid(np.array(W_r) @ q)  # reset gate: how much of h_{t-1} the candidate sees
     h_tilde = np.tanh(np.array(W_h) @ np.concatenate([r * hp, x]))  # candidate state
-    h_t = (1 - z) * hp + z * h_tilde  # one gate splits old from new
-    return GRUStep(z.tolist(), r.tolist(), h_tilde.tolist(), h_t.tolist())
+    h_t = z * hp + (1 - z) * h_tilde  # one gate splits old from new
+    return GRUStep(z.tolist(), (1 - z).tolist(), r.tolist(), h_tilde.tolist(), h_t.tolist())
 
 
 # ---------------------------------------------------------------------------
@@ -231,6 +242,7 @@ class CellGradient:
     path_median: List[float]  # product of forget gates f_1 .. f_t, median unit, t = 1..T
     path_max: List[float]  # the same, best unit
     full: List[float]  # ||dC_t/dC_0||, spectral norm of the whole Jacobian
+    predicted: List[float]  # sigma(b_f)^t, t = 1..T: the forget gate at initialisation, compounded
 
 
 def make_measure_lstm(H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
@@ -241,20 +253,6 @@ def make_measure_lstm(H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS, seed=M
     weights = {name: rng.uniform(-k, k, (H, H + d)) for name in ("W_f", "W_i", "W_C", "W_o")}
     X = rng.normal(0, 1, (T, d))  # x_1 .. x_T
     return weights, X
-
-
-def lstm_run(weights, X, bias_f, h_0, C_0):
-    """Forward pass: the states C_1..C_T and the forget gates f_1..f_T."""
-    h, C, Cs, fs = h_0, C_0, [], []
-    for x in X:
-        q = np.concatenate([h, x])
-        f = sigmoid(weights["W_f"] @ q + bias_f)
-        i = sigmoid(weights["W_i"] @ q)
-        C = f * C + i * np.tanh(weights["W_C"] @ q)
-        h = sigmoid(weights["W_o"] @ q) * np.tanh(C)
-        Cs.append(C)
-        fs.append(f)
-    return np.array(Cs), np.array(fs)
 
 
 def compute_cell_gradient(bias_f, **kw):
@@ -291,7 +289,9 @@ def compute_cell_gradient(bias_f, **kw):
         path_median.append(float(np.median(path)))
         path_max.append(float(np.max(path)))
         full.append(float(np.linalg.norm(J_C, 2)))
-    return CellGradient(float(bias_f), float(sigmoid(bias_f)), path_median, path_max, full)
+    sigma = float(sigmoid(bias_f))
+    return CellGradient(float(bias_f), sigma, path_median, path_max, full,
+                        [sigma ** t for t in range(1, len(full) + 1)])
 
 
 def compute_measure(biases=MEASURE_BIASES, **kw):
@@ -367,7 +367,17 @@ def format_gru_table(s):
         ("update z", "sigma(W_z q)", vec(s.z)),
         ("reset r", "sigma(W_r q)", vec(s.r)),
         ("candidate h~", "tanh(W_h [r * h_{t-1}, x_t])", vec(s.h_tilde)),
-        ("hidden h_t", "(1 - z) * h_{t-1} + z * h~", vec(s.h_t)),
+        ("hidden h_t", "z * h_{t-1} + (1 - z) * h~", vec(s.h_t)),
+    ]
+    return format_table(("gate", "formula", "value"), rows, "lll")
+
+
+def format_gru_chung_table(s):
+    rows = [
+        ("update z' = 1 - z", "sigma(-W_z q)", vec(s.z_chung)),
+        ("reset r", "sigma(W_r q)", vec(s.r)),
+        ("candidate h~", "tanh(W_h [r * h_{t-1}, x_t])", vec(s.h_tilde)),
+        ("hidden h_t", "(1 - z') * h_{t-1} + z' * h~", vec(s.h_t)),
     ]
     return format_table(("gate", "formula", "value"), rows, "lll")
 
@@ -490,21 +500,25 @@ def report_bias(args, out):
 
 def report_step(args, out):
     bias = (args.forget_bias,) * len(b_f) if args.forget_bias is not None else b_f
-    lstm, gru = compute_lstm_step(bias), compute_gru_step()
+    hp, Cp, x = args.h_prev or h_prev, args.c_prev or C_prev, args.x_t or x_t
+    lstm, gru = compute_lstm_step(bias, hp, Cp, x), compute_gru_step(hp, x)
     out.text("Step 3: one LSTM step, every gate shown")
-    out.text("Two units, input size 2; every gate reads q = [h_{t-1}, x_t], length 4.")
+    out.text(f"Two units, input size 2; every gate reads q = [h_{{t-1}}, x_t], length 4: "
+             f"h_{{t-1}} = {vec(hp)}, C_{{t-1}} = {vec(Cp)}, x_t = {vec(x)}.")
     out.table("weights", format_weights_table(bias))
     out.table("lstm", format_lstm_table(lstm))
     out.text("The cell update, term by term:")
     out.table("cell_update", format_cell_update_table(lstm))
-    out.text("The forget gate keeps most of the old memory, and C_t is reached by\n"
-             "addition, not by a matrix product: that is why the gradient survives.")
-    out.text("The same step as a GRU (W_z, W_r, W_h reuse W_f, W_i, W_C; no biases):")
+    out.text("C_t is reached by addition, not by a matrix product: the old memory, scaled\n"
+             "by the forget gate, plus what the input gate lets in.")
+    out.text("The same step as a GRU, with z near 1 keeping the old state (d2l, PyTorch):\n"
+             "W_r and W_h reuse W_i and W_C, W_z is -W_f; no biases.")
     out.table("gru", format_gru_table(gru))
-    out.text("No separate cell state: one gate, z, splits old from new. This chapter\n"
-             "writes h_t = (1 - z) * h_{t-1} + z * h~; Cho et al. (2014), d2l and PyTorch\n"
-             "write z * h_{t-1} + (1 - z) * h~, the same model with z and 1 - z swapped.")
-    return StepReport(list(h_prev), list(C_prev), list(x_t), list(bias), lstm, gru)
+    out.text("No separate cell state: one gate, z, splits old from new. Chung et al.\n"
+             "(2014) write the same step with z' = 1 - z, so that z' near 1 takes the\n"
+             "candidate; in their notation, the same h_t:")
+    out.table("gru_chung", format_gru_chung_table(gru))
+    return StepReport(list(hp), list(Cp), list(x), list(bias), lstm, gru)
 
 
 def report_params(args, out):
@@ -552,6 +566,9 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
     "forget_bias": ("step",),
+    "h_prev": ("step",),
+    "c_prev": ("step",),
+    "x_t": ("step",),
     "input": ("params",),
     "hidden": ("params",),
     "seed": ("measure",),
@@ -562,6 +579,11 @@ def add_options(parser):
     parser.add_argument("--forget-bias", metavar="B", type=number(float, -10, 10),
                         help="--step: the forget gate's bias for both units (default 1), "
                              "-10 to 10")
+    for name, value, what in (("h-prev", h_prev, "h_{t-1}"), ("c-prev", C_prev, "C_{t-1}"),
+                              ("x-t", x_t, "x_t")):
+        parser.add_argument(f"--{name}", metavar="A,B", type=pair,
+                            help=f"--step: {what}, two numbers from -10 to 10 "
+                                 f"(default {value[0]:g},{value[1]:g})")
     parser.add_argument("--input", metavar="D", type=number(int, 1, 100_000),
                         help=f"--params: the input size d (default {PARAM_INPUT})")
     parser.add_argument("--hidden", metavar="H", type=number(int, 1, 100_000),
@@ -570,12 +592,20 @@ def add_options(parser):
                         help=f"--measure: the random seed (default {MEASURE_SEED})")
 
 
+def pair(text):
+    """An argparse type: two numbers from -10 to 10, "0.6,0.4"."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"two numbers separated by a comma, got {text!r}")
+    return tuple(number(float, -10, 10)(part) for part in parts)
+
+
 # ---------------------------------------------------------------------------
 # The harness: the same in every script of the site, checked when it is built.
 # Printing, the command line, main(). Above it: this script's own code.
 # ---------------------------------------------------------------------------
 
-NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
+NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
 WRAP = 78  # the width of the paragraphs the reports print
 
 

@@ -28,17 +28,16 @@ def lstm_step(ctx):
 def gru_step(ctx):
     step, inputs = _step(ctx)
     return diagrams.gru_cell({**step.gru.plain(), "h_prev": inputs["h_prev"],
-                              "x_t": inputs["x_t"]}, notation="ch13", id_prefix="gru-step")
+                              "x_t": inputs["x_t"]}, notation="d2l", id_prefix="gru-step")
 
 
 @CHAPTER.figure
 def highway(ctx):
     hw = ctx.record("--highway").highway
-    distances = list(range(0, 501, 2))
 
     def draw(ax, colors):
-        for name, f, style in zip(hw.columns, hw.factors, ("-", "--", "-.", ":")):
-            ax.plot(distances, [f ** k for k in distances], linestyle=style, label=name)
+        for name, curve, style in zip(hw.columns, hw.curves, ("-", "--", "-.", ":")):
+            ax.plot(list(hw.curve_distances), list(curve), linestyle=style, label=name)
         ax.set(yscale="log", ylim=(1e-30, 30), xlabel="distance (steps)",
                ylabel="gradient surviving")
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.08))
@@ -53,11 +52,10 @@ def highway(ctx):
 @CHAPTER.figure
 def bias(ctx):
     rows = ctx.record("--bias").rows
-    distances = list(range(0, 101))
 
     def draw(ax, colors):
         for row, style in zip(rows, ("-", "--", "-.", ":", "-")):
-            ax.plot(distances, [row.f ** k for k in distances], linestyle=style,
+            ax.plot(range(len(row.curve)), list(row.curve), linestyle=style,
                     label=rf"$b_f$ = {row.b_f:g}, f = {row.f:.3f}")
         ax.set(yscale="log", xlabel="distance k (steps)", ylabel=r"$\sigma(b_f)^{\,k}$")
         ax.legend(loc="lower left", ncols=2)
@@ -126,7 +124,7 @@ def measured(ctx):
             t = range(1, len(m.full) + 1)
             ax.plot(t, list(m.full), color=color, label=rf"full, $b_f$ = {m.b_f:g}")
             ax.plot(t, list(m.path_median), color=color, linestyle=":", linewidth=1.6)
-            ax.plot(t, [m.sigma ** k for k in t], color=color, linestyle="--", linewidth=1.0)
+            ax.plot(t, list(m.predicted), color=color, linestyle="--", linewidth=1.0)
         ax.plot([], [], color=colors.muted, linestyle=":", label="cell path, median unit")
         ax.plot([], [], color=colors.muted, linestyle="--", linewidth=1.0,
                 label=r"$\sigma(b_f)^t$")
