@@ -1313,7 +1313,7 @@ def add_options(parser):
 # Printing, the command line, main(). Above it: this script's own code.
 # ---------------------------------------------------------------------------
 
-NAME = __doc__.split(":", 1)[0]  # rnn.py: the docstring's first word
+NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
 WRAP = 78  # the width of the paragraphs the reports print
 
 
