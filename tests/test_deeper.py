@@ -237,7 +237,7 @@ def test_the_scripts_own_gradcheck_passes_and_fails_when_a_backward_pass_is_wron
 
 def test_a_failed_gradcheck_is_a_failed_run(monkeypatch, capsys):
     monkeypatch.setattr(deeper, "compute_gradcheck", lambda: [
-        deeper.GradcheckRow("m", "p", [1], 1e-3)])
+        deeper.GradcheckRow("m", "p", 1, 1e-3, 1e-3)])
     assert deeper.main(["--gradcheck"]) == 1
     assert "NOT under 1e-6" in capsys.readouterr().out
 

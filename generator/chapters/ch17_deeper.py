@@ -39,9 +39,9 @@ def curves(ctx):
                                 "of 32 units and two layers of 22 and of 32: the two layers of "
                                 "32 lie lowest and turn up at the end; the two layers of 22 lie "
                                 "highest",
-                      caption="Validation perplexity on 500 of the validation windows, every 50 "
-                              "steps. Lines: the mean over three seeds; bands: lowest to "
-                              "highest seed.")
+                      caption=f"Validation perplexity on {stacked.curve_windows} of the "
+                              f"validation windows, every {stacked.curve_every} steps. Lines: "
+                              "the mean over the seeds; bands: lowest to highest seed.")
 
 
 @CHAPTER.figure
@@ -49,15 +49,13 @@ def leak(ctx):
     record = ctx.record("--leak")
 
     def draw(ax, colors):
-        for n, (run, color) in enumerate(zip(record.runs, colors.series)):
-            per_position = [list(p) for p in run.position_loss]
-            t = list(range(1, len(per_position) + 1))
-            import math
-            ax.plot(t, [math.exp(mean(p)) for p in per_position], color=color,
-                    linestyle=STYLES[n], marker=MARKS[n], markersize=4, label=run.name)
-        ax.axvline(len(record.runs[0].position_loss) - 0.5, color=colors.muted, linestyle=":",
-                   linewidth=1.2)
-        ax.annotate("the answer is\npast the window", (len(record.runs[0].position_loss) - 0.5, 2),
+        for n, (name, ppl, color) in enumerate(zip(record.names, record.position_ppl,
+                                                   colors.series)):
+            ax.plot(range(1, len(ppl) + 1), list(ppl), color=color, linestyle=STYLES[n],
+                    marker=MARKS[n], markersize=4, label=name)
+        T = len(record.position_ppl[0])
+        ax.axvline(T - 0.5, color=colors.muted, linestyle=":", linewidth=1.2)
+        ax.annotate("the answer is\npast the window", (T - 0.5, 2),
                     xytext=(-6, 0), textcoords="offset points", ha="right", color=colors.fg,
                     fontsize="small")
         ax.set(yscale="log", xlabel="position t in the window (predicting the character at t + 1)",
@@ -67,8 +65,8 @@ def leak(ctx):
     return ctx.figure(draw, alt="Validation perplexity at each position of the window: the "
                                 "one-directional GRU near 6 everywhere but the first positions, "
                                 "the bidirectional GRU near 1 at every position but the last, "
-                                "where it jumps above 9",
-                      caption="Perplexity at each of the 32 positions, mean over three seeds. "
+                                "where it jumps above the other",
+                      caption="Perplexity at each position, the mean over the seeds. "
                               "The bidirectional model is near 1 wherever its backward half "
                               "has already read the character it is asked to predict.")
 
@@ -79,12 +77,13 @@ def reverse(ctx):
     lengths = list(record.lengths)
 
     def draw(ax, colors):
-        for n, (name, per_length, color) in enumerate(
-                (("without attention", record.without, colors.series[0]),
-                 ("with attention", record.with_attention, colors.series[1]))):
+        for n, (name, means, per_length, color) in enumerate(
+                (("without attention", record.mean_without, record.without, colors.series[0]),
+                 ("with attention", record.mean_with, record.with_attention,
+                  colors.series[1]))):
             offset = (n - 0.5) * 0.16
-            ax.plot(lengths, [mean(s) for s in per_length], color=color, linestyle=STYLES[n],
-                    marker=MARKS[n], label=name)
+            ax.plot(lengths, list(means), color=color, linestyle=STYLES[n], marker=MARKS[n],
+                    label=name)
             for x, seeds in zip(lengths, per_length):
                 ax.scatter([x + offset] * len(seeds), list(seeds), color=color, s=10,
                            alpha=0.6, linewidths=0)
@@ -94,9 +93,9 @@ def reverse(ctx):
         ax.legend(loc="lower left")
 
     return ctx.figure(draw, alt="The share of test strings reversed exactly against their "
-                                "length: without attention it falls from 1 at four symbols to "
-                                "near 0 at twelve; with attention it stays at 1",
-                      caption="Lines: the mean over three seeds; dots: each seed. Both models "
+                                "length: without attention it falls from 1 at the shortest "
+                                "strings to near 0 at the longest; with attention it stays at 1",
+                      caption="Lines: the mean over the seeds; dots: each seed. Both models "
                               "have the same parameters; only where the context comes from "
                               "differs.")
 
