@@ -163,7 +163,7 @@ def recall_batch(rngs, n, lag):
     return np.ascontiguousarray(X), np.stack([y for _, y in batches])
 
 
-def one_hot(ids, n, dtype=np.float32):
+def one_hot(ids, n, dtype="float32"):
     return np.eye(n, dtype=dtype)[ids]
 
 
@@ -200,7 +200,7 @@ def dense_params(rng, d, n):
     return {"W": rng.uniform(-a, a, (d, n)), "b": np.zeros(n)}
 
 
-def stack_models(per_model, dtype=np.float32):
+def stack_models(per_model, dtype="float32"):
     """[{name: array}] for each model -> {name: (M, ...) array}; nested dicts alike."""
     first = per_model[0]
     if isinstance(first, dict):
