@@ -24,9 +24,11 @@ Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
     python3 deeper.py --recall     chapter 15's recall task with an attention readout
     python3 deeper.py --gradcheck  every hand-written gradient against central differences
 
-    options: --steps N (--stacked, --reverse, --recall: the training budget),
-             --lags L,L,... (--recall), --corpus PATH (--stacked, --layers,
-             --leak, --tagging)
+    options: --steps N (the training budget of the models --stacked, --layers,
+             --reverse, --attention, --exposure and --recall show),
+             --lags L,L,... (--recall), --string S (--attention: one more
+             string to reverse), --corpus PATH (--stacked, --layers, --leak,
+             --tagging: another text than timemachine.txt)
 
 Every model is trained for several seeds side by side: every array has a
 leading model axis M, as in memory.py. Training is float32 on one BLAS thread;
@@ -99,8 +101,8 @@ R_SEEDS = SEEDS  # three of memory.py's four seeds
 R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
 R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
 
-MAX_STEPS = 20_000  # the largest --steps accepted (hours for the encoder-decoder)
-MAX_LAG = 400  # the largest lag --recall accepts (a lag of 400 takes minutes)
+MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
+MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
 
 
 # ---------------------------------------------------------------------------
@@ -243,7 +245,8 @@ def gru_backward(p, cache, dHs):
     like p), dL/dX (T, M, B, d) and dL/dH_0."""
     X, Hs, G, RH = cache
     h = Hs.shape[-1]
-    W_hzr_T, W_hh_T = p["W_h"][..., :2 * h].swapaxes(-1, -2), p["W_h"][..., 2 * h:].swapaxes(-1, -2)
+    W_h_T = p["W_h"].swapaxes(-1, -2)  # (M, 3h, h): rows [z | r | h~]
+    W_hzr_T, W_hh_T = W_h_T[:, :2 * h], W_h_T[:, 2 * h:]
     dA = np.empty_like(G)  # dL/d(pre-activations) of every step, [z | r | h~]
     dH = np.zeros_like(Hs[0])  # dL/dH_t through H_{t+1}: nothing after the last step
     for t in reversed(range(len(X))):
@@ -497,7 +500,8 @@ class Adam:
     model's gradient to norm CLIP. Every entry is its own, so the models stay apart."""
 
     def __init__(self, model, lr=LR, b1=0.9, b2=0.999, eps=1e-8):
-        self.params, self.lr, self.b1, self.b2, self.eps, self.t = leaves(model), lr, b1, b2, eps, 0
+        self.params, self.lr, self.b1, self.b2, self.eps = leaves(model), lr, b1, b2, eps
+        self.t = 0  # steps taken
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
 
@@ -541,19 +545,18 @@ def labels(task, w):
 
 
 def evaluate_labeller(model, task, w, chunk=500):
-    """Mean cross-entropy and accuracy at each position of the windows w, (T, M) each."""
+    """Mean cross-entropy and accuracy at each position of the windows w, (T, M) each:
+    every model reads the same windows."""
     X, Y = labels(task, w)
     M = len(model["out"]["b"])
     loss, correct = 0, 0
     for i in range(0, len(X), chunk):
-        x, y = X[i:i + chunk].T, Y[i:i + chunk].T  # (T, n)
-        _, _, P, _ = labeller_loss(model, one_hot(np.broadcast_to(x[:, None], (len(x), M) + x.shape[1:]),
-                                                   len(VOCAB)),
-                                   np.broadcast_to(y[:, None], (len(y), M) + y.shape[1:]), False)
-        picked = np.take_along_axis(P, np.broadcast_to(y[:, None, :, None], P.shape[:3] + (1,)),
-                                    -1)[..., 0]
+        x = np.repeat(X[i:i + chunk].T[:, None], M, axis=1)  # (T, M, n)
+        y = np.repeat(Y[i:i + chunk].T[:, None], M, axis=1)
+        _, _, P, _ = labeller_loss(model, one_hot(x, len(VOCAB)), y, need_grads=False)
+        picked = np.take_along_axis(P, y[..., None], axis=-1)[..., 0]
         loss = loss - np.log(np.maximum(picked, 1e-30)).sum(axis=2)
-        correct = correct + (P.argmax(axis=-1) == y[:, None]).sum(axis=2)
+        correct = correct + (P.argmax(axis=-1) == y).sum(axis=2)
     return loss / len(X), correct / len(X)
 
 
@@ -1164,8 +1167,8 @@ def report_reverse(args, out):
     out.text(f"time: {seconds:.1f} s of CPU for the {2 * S} models")
     without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
     return ReverseRecord(steps, lengths, without, with_, [float(np.mean(v)) for v in without],
-                         [float(np.mean(v)) for v in with_], params, S2S_HIDDEN, MAX_LEN, K, S2S_BATCH,
-                         S2S_TEST, seconds)
+                         [float(np.mean(v)) for v in with_], params, S2S_HIDDEN, MAX_LEN, K,
+                         S2S_BATCH, S2S_TEST, seconds)
 
 
 def report_attention(args, out):
