@@ -1262,8 +1262,8 @@ def report_gradcheck(args, out):
              f"of the loss, entry by entry, in float64: {c['steps']} steps, {c['batch']} "
              f"sequences, {c['hidden']} units, random weights, two models side by side (in the "
              f"encoder-decoder and the recall readout the first without attention, the second "
-             f"with). The largest gap is the largest |a - n| over the entries, the relative "
-             f"error that gap over the largest |a| + |n|.")
+             f"with). The largest gap is the largest abs(a - n) over the entries, the "
+             f"relative error that gap over the largest abs(a) + abs(n).")
     out.table("gradcheck", format_gradcheck_table(rows))
     passed = worst < 1e-6
     out.text(f"worst: {worst:.1e} ({'under' if passed else 'NOT under'} 1e-6)")
