@@ -20,6 +20,7 @@ machine slows them alike; the table gives each one's median over the rounds.
     python3 benchmarks/gru_speed.py --full       # 50 epochs, 1 round: epoch-50 perplexities
     python3 benchmarks/gru_speed.py --lockstep   # same weights, same batches, side by side
     python3 benchmarks/gru_speed.py --before OLD/gru.py  # and an older gru.py, in the same turns
+    python3 benchmarks/gru_speed.py --allocator  # and gru.py without keep_freed_memory()
 
 Needs numpy and PyTorch (pip install torch==2.13.0, CPU build).
 """
@@ -54,19 +55,22 @@ def clocks():
     return time.perf_counter(), time.process_time()
 
 
+def read_text(gru, path, config):
+    """The preprocessed text, from this gru.py or from one before its reshaping (--before)."""
+    if hasattr(gru, 'fast_loss_and_grads'):       # the gru.py with a plain and a fast path
+        return gru.read_corpus(path, config.num_chars_needed)
+    return gru.read_corpus(path)
+
+
 def run_numpy(gru, path, config):
     # the samples gru.py writes as it learns are not part of d2l's timed loop
     gru.SAMPLE_EPOCHS, gru.predict = (), lambda *args: ''
-    if not hasattr(gru, 'read_corpus'):           # --before: gru.py before its plain path
-        ends = [clocks()]
-        result = gru.compute_training(gru.load_corpus(path), config,
-                                      lambda *row: ends.append(clocks()))
-        history = [tuple(row) for row in result.history]
-    else:
-        corpus = gru.read_corpus(path, config.num_chars_needed)
-        ends = [clocks()]
-        result = gru.compute_training(corpus, config, lambda row: ends.append(clocks()))
-        history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
+    text = read_text(gru, path, config)
+    ends = [clocks()]
+    train = getattr(gru, 'compute_training', None) or (
+        lambda text, config, on_epoch: gru.train_model(text, config, on_epoch).record)
+    result = train(text, config, lambda row: ends.append(clocks()))
+    history = [(r.epoch, r.train_ppl, r.val_ppl) for r in result.history]
     return history, [(b[0] - a[0], b[1] - a[1]) for a, b in zip(ends, ends[1:])], result.sample
 
 
@@ -149,7 +153,7 @@ def run_torch(gru, corpus, config, model_kind):
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
     GRUScratch, RNNLMScratch, RNNLM, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(corpus.chars, config)
+    data = gru.make_dataset(corpus, config)
     V = len(gru.VOCAB)
     tensors = [torch.from_numpy(a.astype('int64')) for a in
                (data.X_train, data.Y_train, data.X_val, data.Y_val)]
@@ -194,28 +198,29 @@ def run_lockstep(gru, corpus, config):
     import torch
     torch.set_num_threads(1)
     GRUScratch, RNNLMScratch, _, loss, clip_gradients = d2l_torch()
-    data = gru.make_dataset(corpus.chars, config)
+    data = gru.make_dataset(corpus, config)
     V, n, B = len(gru.VOCAB), len(data.X_train), config.batch_size
     rng = np.random.default_rng(config.seed)
     params = gru.init_params('gru', V, config.hidden, rng, 'float32', config.init_sigma)
     model = RNNLMScratch(GRUScratch(V, config.hidden, config.init_sigma), V)
     named = dict(model.rnn.named_parameters(), W_hq=model.W_hq, b_q=model.b_q)
     with torch.no_grad():
-        for name, p in params.items():
-            named[name].copy_(torch.from_numpy(p))
+        for name, p in gru.named(params, 'gru').items():
+            named[name].copy_(torch.from_numpy(np.ascontiguousarray(p)))
     optim = torch.optim.SGD(model.parameters(), lr=config.lr)
     tX = torch.from_numpy(data.X_train.astype('int64'))
     tY = torch.from_numpy(data.Y_train.astype('int64'))
-    rows, work = [], {}
+    rows = []
     for epoch in range(1, config.epochs + 1):
         order = rng.permutation(n)
         total_np = total_t = 0.0
         for i in range(0, n, B):
             batch = order[i:i + B]
-            l_np, grads = gru.fast_loss_and_grads(params, 'gru', data.X_train[batch],
-                                                  data.Y_train[batch], work=work)
+            l_np, grads = gru.loss_and_grads(params, 'gru', data.X_train[batch],
+                                             data.Y_train[batch])
             gru.clip_gradients(grads, config.clip)
-            gru.sgd(params, grads, config.lr)
+            for k, p in params.items():
+                p -= config.lr * grads[k]
             l = loss(model(tX[batch]), tY[batch])
             optim.zero_grad()
             with torch.no_grad():
@@ -224,25 +229,33 @@ def run_lockstep(gru, corpus, config):
                 optim.step()
             total_np += l_np * len(batch)
             total_t += l.item() * len(batch)
-        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B, True, work)
+        val_np = gru.evaluate(params, 'gru', data.X_val, data.Y_val, B)
         with torch.no_grad():
             val_t = sum(loss(model(torch.from_numpy(data.X_val[i:i + B].astype('int64'))),
                              torch.from_numpy(data.Y_val[i:i + B].astype('int64'))).item()
                         * len(data.X_val[i:i + B]) for i in range(0, len(data.X_val), B))
-        diff = max(float(np.abs(p - named[k].detach().numpy()).max()) for k, p in params.items())
+        diff = max(float(np.abs(p - named[k].detach().numpy()).max())
+                   for k, p in gru.named(params, 'gru').items())
         rows.append((epoch, math.exp(total_np / n), math.exp(total_t / n),
                      math.exp(val_np), math.exp(val_t / len(data.X_val)), diff))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table (the harness's format_table, borrowed from the loaded gru.py)."""
+    return load_gru().format_table(header, rows, align, min_widths)
+
+
 def worker(name, epochs, seed, path, before):
     gru = load_gru(before if name == 'numpy-before' else GRU_PY)
+    if name == 'numpy-freeing':                   # the C library's default: freed memory returned
+        gru.keep_freed_memory = lambda: None
     config = gru.Config(epochs=epochs, seed=seed)
     if name.startswith('numpy'):
         history, times, _ = run_numpy(gru, path, config)
     else:
-        corpus = gru.read_corpus(path, config.num_chars_needed)
+        corpus = gru.read_corpus(path)
         if name == 'lockstep':
             run_lockstep(gru, corpus, config)
             return
@@ -278,7 +291,7 @@ def lockstep(gru, args):
     header = ('epoch', 'train ppl numpy', 'train ppl torch', 'val ppl numpy', 'val ppl torch',
               'max param diff')
     widths = [5, 15, 15, 13, 13, 14]
-    print(gru.format_table(header, [], 'rrrrrr', widths), flush=True)
+    print(format_table(header, [], 'rrrrrr', widths), flush=True)
     env = dict(os.environ, **ONE_THREAD)
     cmd = [sys.executable, __file__, '--worker', 'lockstep', '--epochs', str(args.epochs),
            '--seed', str(args.seed), '--corpus', str(args.corpus)]
@@ -286,7 +299,7 @@ def lockstep(gru, args):
         for line in proc.stdout:
             e, tn, tt, vn, vt, d = json.loads(line)
             row = (e, f'{tn:.4f}', f'{tt:.4f}', f'{vn:.4f}', f'{vt:.4f}', f'{d:.1e}')
-            print(gru.format_table(header, [row], 'rrrrrr', widths).splitlines()[-1], flush=True)
+            print(format_table(header, [row], 'rrrrrr', widths).splitlines()[-1], flush=True)
     return proc.returncode
 
 
@@ -306,8 +319,11 @@ def main(argv=None):
                          'from the same weights on the same batches, and print both per epoch')
     ap.add_argument('--before', type=Path, metavar='PATH',
                     help='another gru.py to time as a fourth contender, numpy-before, taking '
-                         'turns with the others (the version before the plain path works too)')
-    ap.add_argument('--worker', choices=CONTENDERS + ('numpy-before', 'lockstep'),
+                         'turns with the others (the one with a fast path works too)')
+    ap.add_argument('--allocator', action='store_true',
+                    help="also gru.py without keep_freed_memory() (numpy-freeing): what the "
+                         "C library's default costs")
+    ap.add_argument('--worker', choices=CONTENDERS + ('numpy-before', 'numpy-freeing', 'lockstep'),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.full:
@@ -330,7 +346,8 @@ def main(argv=None):
           f'seed {args.seed}, one thread per run (numpy {numpy.__version__}, torch '
           f'{torch.__version__}, {os.cpu_count()} CPUs)'
           + (f'; numpy-before is {args.before}' if args.before else '') + '\n', flush=True)
-    contenders = CONTENDERS[:1] + ('numpy-before',) * bool(args.before) + CONTENDERS[1:]
+    contenders = (CONTENDERS[:1] + ('numpy-before',) * bool(args.before)
+                  + ('numpy-freeing',) * args.allocator + CONTENDERS[1:])
     runs = {name: [] for name in contenders}
     for _ in range(args.rounds):                  # taking turns: a busy spell slows all alike
         for name in contenders:
@@ -343,11 +360,13 @@ def main(argv=None):
                      f'{statistics.median(r["median_tokens_per_second"] for r in rs):,.0f}',
                      f'{statistics.median(r["cpu_tokens_per_second"] for r in rs):,.0f}',
                      f'{train_ppl:.2f}', f'{val_ppl:.2f}'))
-    print(gru.format_table(('model', 'seconds', 'tokens/s', 'tokens/s, median epoch',
+    print(format_table(('model', 'seconds', 'tokens/s', 'tokens/s, median epoch',
                             'tokens/s, CPU time', f'train ppl, epoch {args.epochs}',
                             f'val ppl, epoch {args.epochs}'), rows, 'lrrrrrr'))
     print()
     pairs = [('numpy', other) for other in contenders[1:]]
+    if args.allocator:
+        pairs += [('numpy-freeing', other) for other in CONTENDERS[1:]]
     if args.before:
         pairs += [('numpy-before', other) for other in CONTENDERS[1:]]
     for mine, other in pairs:

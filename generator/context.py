@@ -11,7 +11,7 @@ import hashlib
 import html
 import posixpath
 
-from . import plotstyle
+from . import plotstyle, tables
 from .chapter import CODE, GeneratorError
 
 
@@ -117,7 +117,7 @@ class Context:
                 f'width="{small_w}" height="{small_h}">'
                 f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
                 f'loading="lazy"></picture></a>')
-        if caption:
-            lines.append(f"<figcaption>{caption}</figcaption>")
+        if caption:  # its notation typeset like a table's (tables.typeset)
+            lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")
         return "\n".join(lines)

@@ -55,17 +55,16 @@ FONT = "assets/fonts/stix-two-math.woff2"  # relative to docs_dir and to site_di
 
 MATH = re.compile(r"<math\b[^>]*>(.*?)</math>", re.S | re.I)
 TAG = re.compile(r"<[^>]*>")
-# a diagram's text in the math font: <text class="dg-m ..."> or "dg-num" (diagrams.css)
-DIAGRAM_MATH = re.compile(r"<text\b[^>]*\bclass=\"[^\"]*\bdg-(?:m|num)\b[^\"]*\"[^>]*>(.*?)</text>",
-                          re.S | re.I)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 # Characters that draw nothing: the font need not have them.
 INVISIBLE = set("\u2061\u2062\u2063\u2064\u200B\u200C\u200D\u2060\uFEFF") | {" ", "\t", "\n", "\r"}
 
 
-def _italic(ch):
-    """The mathematical italic form a browser uses for `ch` in a one-letter <mi>, or None."""
+def italic(ch):
+    """The mathematical italic form a browser draws for `ch` in a one-letter <mi> (CSS
+    text-transform: math-auto), or None. The project's one map of letter to italic: the
+    MathML hook uses it too."""
     o = ord(ch)
     if ch == "h":
         return "\u210E"  # PLANCK CONSTANT: the italic h outside the mathematical block
@@ -100,16 +99,14 @@ class MathFontError(RuntimeError):
 
 def math_characters(html_text):
     """Every character the <math> elements of a page draw: their text (not their
-    attributes), and the radical sign where there is a square root; and the text
-    the cell diagrams (generator/diagrams.py) set in the math font."""
+    attributes), and the radical sign where there is a square root. The cell diagrams
+    (generator/diagrams.py) set their symbols and numbers as <math> too."""
     chars = set()
     text = COMMENT.sub("", html_text)
     for match in MATH.finditer(text):
         chars.update(html.unescape(TAG.sub("", match.group(1))))
         if re.search(r"<m(?:sqrt|root)\b", match.group(1)):
             chars.add(RADICAL)
-    for match in DIAGRAM_MATH.finditer(text):
-        chars.update(html.unescape(TAG.sub("", match.group(1))))
     return chars
 
 
@@ -117,7 +114,7 @@ def needed_characters(used):
     """The characters the subset keeps for pages whose formulas use `used`: those,
     the mathematical italic form of each letter among them, digits and spaces."""
     chars = set(used) | BASE
-    chars |= {italic for italic in map(_italic, list(chars)) if italic}
+    chars |= {italic for italic in map(italic, list(chars)) if italic}
     return {c for c in chars if c not in INVISIBLE or c == " "}
 
 

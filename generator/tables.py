@@ -8,6 +8,7 @@ format the numbers that prose quotes.
 import math
 import re
 import shlex
+from html import escape
 
 from .chapter import GeneratorError
 
@@ -23,54 +24,68 @@ def command_label(cmd):
 
 
 def command_table(cmd, table):
-    """A script's table under the command that prints it, its header typeset like the
-    page's equations (typeset_header). The table is kept out of the search index (a
+    """A script's table under the command that prints it, its notation typeset like the
+    page's equations (typeset_table). The table is kept out of the search index (a
     table flattened into a snippet reads as noise); the label is not."""
     return (f'{command_label(cmd)}\n\n<section class="command-output" data-search-exclude '
-            f'markdown>\n\n{typeset_header(table)}\n\n</section>')
+            f'markdown>\n\n{typeset_table(table)}\n\n</section>')
 
 
-# How a table's header is typeset. The scripts print their headers in a plain notation
-# that reads well in a terminal (h_{t-1}, sigma(b_f), rho^47); on the page each run of
-# notation in a header cell becomes the same formula in LaTeX, which the math hook
-# typesets like the equations, while words stay words. The table's body, the numbers,
-# is never touched: it is exactly what the command prints. A cell is changed only where
-# it has a subscript, a superscript or one of these names:
+# How a script's notation is typeset on the page: ONE rule for a table's header and body
+# cells and for the figures' captions. The scripts print a plain notation that reads well
+# in a terminal (h_{t-1}, C~_t, sigma(W_f q + b_f), f * C_{t-1}, rho^47, dh_t/dh_0); on
+# the page each run of notation becomes the same formula in LaTeX, which the math hook
+# typesets like the equations, while words stay words and numbers stay as printed.
+#
+# A cell is read as words separated by spaces. A run of words that are notation (a
+# subscript, a superscript, a tilde, a Greek or function name), one-letter variables,
+# operators (+ - * = /) and numbers inside them, holding at least one piece of notation,
+# is one formula: `*` is the element-wise product (odot), `X~` is X with a tilde. Operators
+# and punctuation at a run's ends, and an unmatched bracket, stay outside it. A cell
+# without notation (every number the scripts print) is never touched.
 GREEK = ("sigma", "rho", "lambda", "theta", "alpha", "beta", "gamma", "delta", "epsilon")
 FUNCTIONS = ("tanh",)
-STRONG = re.compile(rf"[_^]|^({'|'.join(GREEK + FUNCTIONS)})(?![a-z])")
+NAME = rf"(?<![A-Za-z\\])({'|'.join(GREEK + FUNCTIONS)})(?![a-z])"
+STRONG = re.compile(rf"[_^~]|^[(\[]*{NAME}")
 OPERATOR = re.compile(r"^[-+=*/]$")
-SINGLE = re.compile(r"^\(?[A-Za-z]\)?[,']?$")  # a one-letter variable: W, x, (q)
+SINGLE = re.compile(r"^[(\[]?[A-Za-z]'?[)\]]*[,;]?$")  # a one-letter variable: W, (q), [r
+NUMBER = re.compile(r"^[(\[]?[0-9][0-9.]*[)\]]*[,;]?$")
 
 
-def typeset_header(table):
-    """The markdown table with its header row typeset (see above); the rest as it was."""
+def typeset_table(table):
+    """The markdown table with every cell typeset (typeset); the alignment rule kept."""
     lines = table.split("\n")
     if len(lines) < 2 or not lines[0].startswith("|"):
         return table
-    cells = lines[0].strip().strip("|").split("|")
-    typeset = [header_cell(c.strip()) for c in cells]
-    lines[0] = "| " + " | ".join(typeset) + " |"
+    for n, line in enumerate(lines):
+        if n != 1 and line.startswith("|"):
+            cells = line.strip().strip("|").split("|")
+            lines[n] = "| " + " | ".join(typeset(c.strip()) for c in cells) + " |"
     return "\n".join(lines)
 
 
-def header_cell(text):
-    """One header cell: its runs of notation as $LaTeX$, its words as they are."""
-    tokens = text.split(" ")
+def typeset(text, html=False):
+    """One cell or caption with its runs of notation as $LaTeX$ (with html=True, as the
+    math hook's <span class="arithmatex">, for text that Markdown does not read)."""
     out, run = [], []
 
     def flush():
-        if run and any(STRONG.search(t) for t in run):
-            while run and OPERATOR.match(run[-1]):  # a trailing operator stays outside
-                run.pop()
-            out.append("$" + " ".join(notation_tex(t) for t in run) + "$")
-        else:
-            out.extend(run)
+        if any(STRONG.search(t) for t in run):
+            for trim_numbers in (True, False):
+                shown = _formula(list(run), trim_numbers, html)
+                if shown:
+                    out.append(shown)
+                    run.clear()
+                    return
+        out.extend(run)
         run.clear()
 
-    for token in tokens:
-        if STRONG.search(token) or OPERATOR.match(token) or SINGLE.match(token):
+    for token in text.split(" "):
+        if STRONG.search(token) or OPERATOR.match(token) or SINGLE.match(token) \
+                or NUMBER.match(token):
             run.append(token)
+            if token[-1:] in ",;:." and _balanced(" ".join(run)):
+                flush()  # punctuation outside brackets ends a formula
         else:
             flush()
             out.append(token)
@@ -78,12 +93,59 @@ def header_cell(text):
     return " ".join(out)
 
 
+def _formula(run, trim_numbers, html):
+    """The run as text with its formula, or None if its brackets do not match."""
+    before, after, head, tail = [], [], "", ""
+    edge = (lambda t: OPERATOR.match(t) or NUMBER.match(t)) if trim_numbers else OPERATOR.match
+    while run and edge(run[0]):
+        before.append(run.pop(0))
+    while run and edge(run[-1]):
+        after.insert(0, run.pop())
+    while run and len(run[-1]) > 1 and run[-1][-1] in ",;:.":
+        tail = run[-1][-1] + tail
+        run[-1] = run[-1][:-1]
+    while run and run[0][:1] in "([" and not _balanced(" ".join(run)):
+        head, run[0] = head + run[0][0], run[0][1:]
+    while run and run[-1][-1:] in ")]" and not _balanced(" ".join(run)):
+        tail, run[-1] = run[-1][-1] + tail, run[-1][:-1]
+    if not run or not any(STRONG.search(t) for t in run) or not _balanced(" ".join(run)):
+        return None
+    if not _balanced(head + "".join(before) + "".join(after) + tail):
+        return None
+    tex = " ".join(_join(run))
+    math = f'<span class="arithmatex">\\({escape(tex)}\\)</span>' if html else f"${tex}$"
+    return " ".join(before + [head + math + tail] + after)
+
+
+def _join(run):
+    """The run's words as LaTeX; two operands side by side keep a space if one is a number."""
+    parts = []
+    for i, token in enumerate(run):
+        if i and not OPERATOR.match(token) and not OPERATOR.match(run[i - 1]) \
+                and (NUMBER.match(token) or NUMBER.match(run[i - 1])):
+            parts.append("\\")
+        parts.append(notation_tex(token))
+    return parts
+
+
+def _balanced(text):
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def notation_tex(token):
-    """One token of a script's notation in LaTeX: sigma -> \\sigma, _47 -> _{47},
-    factor^47 -> \\text{factor}^{47}."""
-    tex = re.sub(rf"(?<![A-Za-z\\])({'|'.join(GREEK + FUNCTIONS)})(?![a-z])", r"\\\1", token)
+    """One word of a script's notation in LaTeX: sigma -> \\sigma, C~_t -> \\tilde{C}_t,
+    * -> \\odot, _47 -> _{47}, factor^47 -> \\text{factor}^{47}."""
+    if token == "*":
+        return "\\odot"
+    tex = re.sub(NAME, r"\\\1", token)
+    tex = re.sub(r"([A-Za-z])~", r"\\tilde{\1}", tex)
     tex = re.sub(r"([_^])([A-Za-z0-9]{2,})", r"\1{\2}", tex)
-    tex = re.sub(r"(?<![\\A-Za-z])([A-Za-z]{2,})(?=[_^])",
+    tex = re.sub(r"(?<![\\A-Za-z{])([A-Za-z]{2,})(?=[_^])",
                  lambda m: m.group(1) if m.group(1) in ("dh", "dC") else rf"\text{{{m.group(1)}}}",
                  tex)
     return tex

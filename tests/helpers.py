@@ -251,19 +251,54 @@ def html_command_tables(html):
 
 
 def cell_text(cell):
-    """A table cell's text, typeset formulas read back as $their LaTeX$ (data-tex)."""
+    """A table cell's text as the script printed it: each typeset formula read back from
+    its MathML into the scripts' ASCII notation (math_ascii), the rest as it reads."""
     for math in cell.find_all("math"):
-        math.replace_with(f"${math['data-tex']}$")
+        math.replace_with(math_ascii(math))
     return " ".join(cell.get_text().split())
 
 
-def shown_cells(printed):
-    """The cells a page shows for a table a script printed: the same, with the header's
-    notation typeset (generator.tables.typeset_header, tested on its own)."""
-    from generator.tables import typeset_header
+# MathML back to the scripts' notation, written here independently of the rule that
+# typesets it (generator/tables.py): sigma for the Greek letter, * for the element-wise
+# product, C~ for a tilde accent, _x or _{t-1} for a subscript (braces where it is more
+# than letters and digits), ' for a prime. Spaces inside a formula are not in the MathML,
+# so cells are compared without spaces (same_cells).
+ASCII = {"\u2299": "*", "\u2212": "-", "\u2032": "'", "\u00A0": " ", "\u02DC": "~"}
 
-    return [[" ".join(c.split()) for c in row] for row in
-            cells_of_markdown(typeset_header(printed))]
+
+def math_ascii(element):
+    tag = getattr(element, "name", None)
+    if tag is None:  # a string
+        return "".join(ASCII.get(c, _greek_name(c)) for c in str(element))
+    kids = [k for k in element.children if getattr(k, "name", None) or str(k).strip()]
+    if tag in ("msub", "msup"):
+        script = math_ascii(kids[1])
+        mark = "_" if tag == "msub" else "^"
+        return math_ascii(kids[0]) + mark + (script if script.isalnum() else "{" + script + "}")
+    if tag == "mover" and element.get("accent") == "true":
+        return math_ascii(kids[0]) + math_ascii(kids[1])
+    if tag == "msqrt":
+        return "sqrt(" + "".join(map(math_ascii, kids)) + ")"
+    return "".join(map(math_ascii, kids))
+
+
+def _greek_name(ch):
+    import unicodedata
+
+    name = unicodedata.name(ch, "")  # GREEK SMALL LETTER SIGMA, GREEK LUNATE EPSILON SYMBOL
+    if name.startswith("GREEK ") and "CAPITAL" not in name:
+        return name.split()[-2 if name.endswith(" SYMBOL") else -1].lower().replace("lamda", "lambda")
+    return ch
+
+
+def same_cells(rows):
+    """Rows of cells compared without their spaces (a formula's MathML has none)."""
+    return [["".join(c.split()) for c in row] for row in rows]
+
+
+def shown_cells(printed):
+    """The cells of a table a script printed, as same_cells compares them with a page's."""
+    return same_cells(cells_of_markdown(printed))
 
 
 # -- copies of the project, built -----------------------------------------------------

@@ -18,7 +18,6 @@ pytestmark = pytest.mark.torch
 
 gru = load_script('gru.py')
 SIZES = [dict(V=7, B=3, T=5, h=4, scale=0.5), dict(V=28, B=16, T=32, h=32, scale=0.2)]
-PATHS = {'plain': gru.loss_and_grads, 'fast': gru.fast_loss_and_grads}
 
 
 def problem(cell, V, B, T, h, seed=0, scale=0.5):
@@ -29,12 +28,14 @@ def problem(cell, V, B, T, h, seed=0, scale=0.5):
     X = rng.integers(0, V, (B, T))
     Y = rng.integers(0, V, (B, T))
     H = scale * rng.standard_normal((2, B, h))
-    state = (H[0], H[1]) if cell == 'lstm' else H[0]
+    state = (H[0], H[1]) if cell == 'lstm' else (H[0],)
     return params, X, Y, state
 
 
-def tensors(params):
-    return {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in params.items()}
+def tensors(params, cell):
+    """The equations' matrices (W_xz, W_hz, b_z, ...) as leaf tensors."""
+    return {k: torch.tensor(np.array(v), dtype=torch.float64, requires_grad=True)
+            for k, v in gru.named(params, cell).items()}
 
 
 def d2l_forward(cell, P, inputs, state):
@@ -78,48 +79,42 @@ def one_hot(X, V):
 
 
 def torch_state(state):
-    if isinstance(state, tuple):
-        return tuple(torch.tensor(s) for s in state)
-    return torch.tensor(state)
+    return tuple(torch.tensor(s) for s in state) if len(state) == 2 else torch.tensor(state[0])
 
 
-@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('size', SIZES, ids=['small', 'd2l-sized'])
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
-def test_loss_and_every_gradient_match_autograd_on_d2l_equations(cell, size, path):
+def test_loss_and_every_gradient_match_autograd_on_d2l_equations(cell, size):
     params, X, Y, state = problem(cell, **size)
-    loss, grads = PATHS[path](params, cell, X, Y, state)
-    P = tensors(params)
+    loss, grads = gru.loss_and_grads(params, cell, X, Y, state)
+    P = tensors(params, cell)
     expected = lm_loss(P, d2l_forward(cell, P, one_hot(X, size['V']), torch_state(state)),
                        Y, size['V'])
     expected.backward()
     assert abs(loss - expected.item()) < 1e-12
-    for name in params:
+    for name, g in gru.named(grads, cell).items():
         expected_grad = P[name].grad.numpy()
         tol = 1e-10 * max(1.0, np.abs(expected_grad).max())
-        assert np.abs(grads[name] - expected_grad).max() < tol, name
+        assert np.abs(g - expected_grad).max() < tol, name
 
 
-@pytest.mark.parametrize('forward', [gru.forward, gru.fast_forward], ids=['plain', 'fast'])
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
-def test_forward_logits_match(cell, forward):
+def test_forward_states_match(cell):
     params, X, _, state = problem(cell, V=9, B=4, T=6, h=5, seed=3)
-    logits, final = forward(params, cell, X, state)
-    P = tensors(params)
+    Hs, final, _ = gru.forward(params, cell, np.ascontiguousarray(X.T), state)
+    P = tensors(params, cell)
     with torch.no_grad():
         outputs = d2l_forward(cell, P, one_hot(X, 9), torch_state(state))
-        expected = torch.stack([H @ P['W_hq'] + P['b_q'] for H in outputs], 1).numpy()
-    assert logits.shape == (4, 6, 9)
-    assert np.abs(logits - expected).max() < 1e-12
-    H_last = final[0] if cell == 'lstm' else final
-    assert np.abs(H_last - outputs[-1].numpy()).max() < 1e-12
+    assert Hs.shape == (6, 4, 5)
+    assert np.abs(Hs - torch.stack(outputs).numpy()).max() < 1e-12
+    assert np.abs(final[0] - outputs[-1].numpy()).max() < 1e-12
 
 
 def test_float32_training_loss_matches_float64_autograd():
     params, X, Y, state = problem('gru', V=28, B=64, T=32, h=32, seed=5, scale=0.1)
     p32 = {k: v.astype(np.float32) for k, v in params.items()}
-    loss32, _ = gru.fast_loss_and_grads(p32, 'gru', X, Y, state.astype(np.float32))
-    P = tensors(params)
+    loss32, _ = gru.loss_and_grads(p32, 'gru', X, Y, (state[0].astype(np.float32),))
+    P = tensors(params, 'gru')
     expected = lm_loss(P, d2l_forward('gru', P, one_hot(X, 28), torch_state(state)), Y, 28)
     assert loss32 == pytest.approx(expected.item(), rel=1e-5)
 
@@ -136,7 +131,8 @@ def test_lstm_matches_torch_nn_lstm():
     """nn.LSTM computes d2l's LSTM equations; its gate blocks are ordered i, f, g (= C~), o."""
     V, B, T, h = 7, 3, 5, 4
     params, X, Y, (H0, C0) = problem('lstm', V, B, T, h, seed=1)
-    loss, grads = gru.fast_loss_and_grads(params, 'lstm', X, Y, (H0, C0))
+    loss, grads = gru.loss_and_grads(params, 'lstm', X, Y, (H0, C0))
+    params, grads = gru.named(params, 'lstm'), gru.named(grads, 'lstm')
     lstm = torch.nn.LSTM(V, h).double()
     order = 'ifco'
     with torch.no_grad():
@@ -144,7 +140,7 @@ def test_lstm_matches_torch_nn_lstm():
         lstm.weight_hh_l0.copy_(torch.tensor(np.concatenate([params[f'W_h{g}'].T for g in order])))
         lstm.bias_ih_l0.copy_(torch.tensor(np.concatenate([params[f'b_{g}'] for g in order])))
         lstm.bias_hh_l0.zero_()
-    P = tensors({'W_hq': params['W_hq'], 'b_q': params['b_q']})
+    P = {k: torch.tensor(params[k], requires_grad=True) for k in ('W_hq', 'b_q')}
     expected = nn_loss(lstm, P, X, Y, V, (torch.tensor(H0)[None], torch.tensor(C0)[None]))
     expected.backward()
     assert abs(loss - expected.item()) < 1e-12
@@ -159,15 +155,16 @@ def test_lstm_matches_torch_nn_lstm():
 
 def test_rnn_matches_torch_nn_rnn():
     V, B, T, h = 7, 3, 5, 4
-    params, X, Y, H0 = problem('rnn', V, B, T, h, seed=2)
-    loss, grads = gru.fast_loss_and_grads(params, 'rnn', X, Y, H0)
+    params, X, Y, (H0,) = problem('rnn', V, B, T, h, seed=2)
+    loss, grads = gru.loss_and_grads(params, 'rnn', X, Y, (H0,))
+    params, grads = gru.named(params, 'rnn'), gru.named(grads, 'rnn')
     rnn = torch.nn.RNN(V, h, nonlinearity='tanh').double()
     with torch.no_grad():
         rnn.weight_ih_l0.copy_(torch.tensor(params['W_xh'].T))
         rnn.weight_hh_l0.copy_(torch.tensor(params['W_hh'].T))
         rnn.bias_ih_l0.copy_(torch.tensor(params['b_h']))
         rnn.bias_hh_l0.zero_()
-    P = tensors({'W_hq': params['W_hq'], 'b_q': params['b_q']})
+    P = {k: torch.tensor(params[k], requires_grad=True) for k in ('W_hq', 'b_q')}
     expected = nn_loss(rnn, P, X, Y, V, torch.tensor(H0)[None])
     expected.backward()
     assert abs(loss - expected.item()) < 1e-12
@@ -178,6 +175,7 @@ def test_rnn_matches_torch_nn_rnn():
 
 def gru_as_nn_gru(params, V, h):
     """nn.GRU with d2l's weights: blocks r, z, n; bias_hh zero."""
+    params = gru.named(params, 'gru')
     module = torch.nn.GRU(V, h).double()
     with torch.no_grad():
         module.weight_ih_l0.copy_(torch.tensor(
@@ -196,14 +194,14 @@ def test_nn_gru_differs_only_where_the_reset_gate_applies():
     coincide, which also confirms the update-gate convention H = Z H + (1 - Z) H~.
     gru.py does not implement nn.GRU's variant, so there is nothing more to match."""
     V, B, T, h = 7, 3, 5, 4
-    params, X, Y, H0 = problem('gru', V, B, T, h, seed=4)
-    P = tensors({'W_hq': params['W_hq'], 'b_q': params['b_q']})
-    general, _ = gru.loss_and_grads(params, 'gru', X, Y, H0)
+    params, X, Y, (H0,) = problem('gru', V, B, T, h, seed=4)
+    P = {k: torch.tensor(params[k]) for k in ('W_hq', 'b_q')}
+    general, _ = gru.loss_and_grads(params, 'gru', X, Y, (H0,))
     with torch.no_grad():
         torch_general = nn_loss(gru_as_nn_gru(params, V, h), P, X, Y, V, torch.tensor(H0)[None])
     assert abs(general - torch_general.item()) > 1e-6
-    params['W_hh'] = np.diag(np.diag(params['W_hh']))
-    diagonal, _ = gru.loss_and_grads(params, 'gru', X, Y, H0)
+    params['W_h'][2] = np.diag(np.diag(params['W_h'][2]))  # W_hh
+    diagonal, _ = gru.loss_and_grads(params, 'gru', X, Y, (H0,))
     with torch.no_grad():
         torch_diagonal = nn_loss(gru_as_nn_gru(params, V, h), P, X, Y, V, torch.tensor(H0)[None])
     assert abs(diagonal - torch_diagonal.item()) < 1e-12

@@ -77,7 +77,7 @@ def test_every_italic_mapping_is_the_letters_own_italic():
         letter = chr(code)
         if code == 0x3A2:
             continue
-        italic = mathfont._italic(letter)
+        italic = mathfont.italic(letter)
         name = unicodedata.name(letter).replace("LATIN ", "").replace("GREEK ", "").replace("LETTER ", "")
         if letter == "h":
             assert italic == "\u210E"
@@ -92,7 +92,7 @@ def test_every_character_the_pages_draw_is_in_the_subset(woff2, subset, used):
     drawn = {c for c in used if c not in mathfont.INVISIBLE}
     assert len(drawn) > 50
     assert sorted(c for c in drawn if ord(c) not in cmap) == []
-    italics = {mathfont._italic(c) for c in drawn if mathfont._italic(c)}
+    italics = {mathfont.italic(c) for c in drawn if mathfont.italic(c)}
     assert italics and sorted(c for c in italics if ord(c) not in cmap) == []
 
 

@@ -5,7 +5,8 @@ implementation" of the same experiment: PyTorch's own GRU layer and a linear
 output layer, trained on The Time Machine in d2l's configuration (windows of
 32 + 1 characters, the first 10,000 train and the next 5,000 validate, batch
 1,024, hidden size 32, SGD at learning rate 4, gradient clipped to norm 1,
-50 epochs). It prints a row per epoch, then a greedy sample after "it has".
+50 epochs). It prints a row per epoch, then a greedy sample after "it has": a
+plain PyTorch script, with none of gru.py's report machinery.
 
     python3 gru_torch.py             # 50 epochs, about a minute on one CPU thread
     python3 gru_torch.py --epochs 5 --seed 1
@@ -21,7 +22,6 @@ import math
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 try:
@@ -88,27 +88,13 @@ def predict(model, prefix, num_preds):
     return ''.join(VOCAB[i] for i in ids)
 
 
-@dataclass
-class EpochRecord:
-    epoch: int
-    train_ppl: float         # measured during the epoch, as d2l does
-    val_ppl: float           # after it
-
-
-@dataclass
-class TrainRecord:
-    epochs: int
-    seed: int
-    history: list            # an EpochRecord per epoch
-    sample: str              # the prefix and NUM_PREDS greedy characters
-
-
-def compute_training(epochs=EPOCHS, seed=SEED, on_epoch=None):
+def compute_training(epochs=EPOCHS, seed=SEED, on_epoch=print):
+    """Train d2l's concise model; on_epoch(epoch, train perplexity, validation perplexity)
+    after each epoch. Returns the greedy sample after the last."""
     torch.manual_seed(seed)
     (X_train, Y_train), (X_val, Y_val) = load_windows()
     model = RNNLM(len(VOCAB), HIDDEN)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    history = []
     for epoch in range(1, epochs + 1):
         total = 0.0
         for batch in torch.randperm(NUM_TRAIN).split(BATCH_SIZE):  # reshuffled every epoch
@@ -117,97 +103,12 @@ def compute_training(epochs=EPOCHS, seed=SEED, on_epoch=None):
             loss.backward()
             clip_gradients(model, CLIP)
             optimizer.step()
-            total += loss.item() * len(batch)
+            total += loss.item() * len(batch)     # measured during the epoch, as d2l does
         with torch.no_grad():
             val = sum(loss_fn(model(X)[0], Y).item() * len(X)
                       for X, Y in zip(X_val.split(BATCH_SIZE), Y_val.split(BATCH_SIZE)))
-        history.append(EpochRecord(epoch, math.exp(total / NUM_TRAIN), math.exp(val / NUM_VAL)))
-        if on_epoch is not None:
-            on_epoch(history[-1])
-    return TrainRecord(epochs, seed, history, predict(model, PREFIX, NUM_PREDS))
-
-
-# ---------------------------------------------------------------- printing
-
-def format_table(header, rows, align, min_widths=None):
-    """A markdown pipe table with padded columns; align is a string of 'l'/'r', one per
-    column; min_widths (optional) fixes columns' widths so rows can be printed one by one."""
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    mins = min_widths or [0] * len(header)
-    widths = [max(3, mins[j], *(len(row[j]) for row in cells)) for j in range(len(header))]
-
-    def line(row):
-        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align))
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join("-" * (w + 1) + ":" if a == "r" else "-" * (w + 2)
-                          for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
-
-
-HEADER, WIDTHS = ('epoch', 'train ppl', 'val ppl'), [5, 9, 9]
-
-
-def history_row(row):
-    return (row.epoch, f'{row.train_ppl:.2f}', f'{row.val_ppl:.2f}')
-
-
-def format_history_table(record):
-    return format_table(HEADER, [history_row(r) for r in record.history], 'rrr', WIDTHS)
-
-
-def report_train(args, out):
-    """Train the concise model: a row per epoch, then the sample."""
-    out.text('GRU language model, PyTorch nn.GRU (d2l\'s concise version)')
-    out.table('history', format_table(HEADER, [], 'rrr', WIDTHS))
-    record = compute_training(args.epochs, args.seed, lambda row: out.row(
-        'history', format_table(HEADER, [history_row(row)], 'rrr', WIDTHS).splitlines()[-1]))
-    out.text(f'sample (prefix "{PREFIX}", then {NUM_PREDS} greedy characters): "{record.sample}"')
-    return record
-
-
-REPORTS = {  # flag -> (what it prints, the function)
-    'train': ("train torch.nn.GRU in d2l's configuration: a row per epoch, then a sample",
-              report_train),
-}
-DEFAULT = ('train',)
-
-
-class Printer:
-    """Where the reports print: paragraphs and tables with a blank line between them.
-    Each table is also kept by name in .tables, so the site can show it under the
-    command that printed it."""
-
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stdout
-        self.tables = {}
-        self.blocks = 0
-
-    def text(self, paragraph):
-        self._block(paragraph)
-
-    def table(self, name, table):
-        if name in self.tables:
-            raise ValueError(f"table {name!r} printed twice")
-        self.tables[name] = table
-        self._block(table)
-
-    def row(self, name, line):
-        """One more line of table `name`, printed at once (a table that grows as it is computed)."""
-        self.tables[name] += "\n" + line
-        self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def gap(self):
-        """An extra blank line: between two reports."""
-        self.stream.write("\n")
-
-    def _block(self, text):
-        if self.blocks:
-            self.stream.write("\n")
-        self.stream.write(text + "\n")
-        self.stream.flush()
-        self.blocks += 1
+        on_epoch(epoch, math.exp(total / NUM_TRAIN), math.exp(val / NUM_VAL))
+    return predict(model, PREFIX, NUM_PREDS)
 
 
 def count(low, high):
@@ -219,35 +120,23 @@ def count(low, high):
     return parse
 
 
-def parse_args(argv=None):
+def main(argv=None):
     ap = argparse.ArgumentParser(prog='gru_torch.py', description=__doc__.splitlines()[0])
-    ap.add_argument('--train', action='store_true', help=REPORTS['train'][0])
     ap.add_argument('--epochs', type=count(1, 10000), default=EPOCHS, metavar='N',
                     help=f'training epochs, 1 to 10000 (default {EPOCHS})')
     ap.add_argument('--seed', type=count(0, 2 ** 32 - 1), default=SEED, metavar='S',
                     help=f'seed for initialisation and shuffling (default {SEED})')
-    return ap.parse_args(argv)
-
-
-def run(args, out):
-    """Print the chosen reports to out (a Printer); return {flag: record}."""
-    chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
-    records = {}
-    for n, flag in enumerate(chosen):
-        if n:
-            out.gap()
-        records[flag] = REPORTS[flag][1](args, out)
-    return records
-
-
-def main(argv=None):
-    args = parse_args(argv)
+    args = ap.parse_args(argv)
     if torch is None:
-        print('gru_torch.py needs PyTorch: pip install torch', file=sys.stderr)
+        print('gru_torch.py: needs PyTorch: pip install torch', file=sys.stderr)
         return 1
     torch.set_num_threads(1)  # as gru.py: threads cost more than they save at this size
     try:
-        run(args, Printer())
+        print("GRU language model, PyTorch nn.GRU (d2l's concise version)\n")
+        print('| epoch | train ppl |   val ppl |\n|------:|----------:|----------:|', flush=True)
+        sample = compute_training(args.epochs, args.seed, lambda epoch, train, val: print(
+            f'| {epoch:5d} | {train:9.2f} | {val:9.2f} |', flush=True))
+        print(f'\nsample (prefix "{PREFIX}", then {NUM_PREDS} greedy characters): "{sample}"')
     except BrokenPipeError:  # piped into `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

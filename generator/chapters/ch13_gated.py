@@ -27,8 +27,9 @@ def lstm_step(ctx):
 @CHAPTER.diagram
 def gru_step(ctx):
     step, inputs = _step(ctx)
+    # gated.py's GRU step is in d2l's convention (z keeps the state), the diagram's default
     return diagrams.gru_cell({**step.gru.plain(), "h_prev": inputs["h_prev"],
-                              "x_t": inputs["x_t"]}, notation="d2l", id_prefix="gru-step")
+                              "x_t": inputs["x_t"]}, id_prefix="gru-step")
 
 
 @CHAPTER.figure

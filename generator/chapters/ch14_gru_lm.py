@@ -8,12 +8,12 @@ from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch14-gru-lm.md", "gru.py", data=("timemachine.txt",))
 
-STYLES = {"GRU": "-", "LSTM (b_f 0)": "--", "LSTM (b_f 1)": "-.", "plain RNN": ":"}
+STYLES = {"GRU": "-", "LSTM": "--", "plain RNN": ":"}
 
 
 @CHAPTER.diagram
 def gru_cell(ctx):
-    return diagrams.gru_cell(notation="d2l", id_prefix="gru-cell-d2l",
+    return diagrams.gru_cell(letters="upper", id_prefix="gru-cell-d2l",
                              title="The GRU cell in d2l's notation")
 
 
@@ -24,10 +24,12 @@ def curves(ctx):
     def draw(ax, colors):
         from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 
-        for m, color in zip(compare.models, colors.series):
+        color = dict(zip(("GRU", "LSTM", "plain RNN"), colors.series))
+        for m in compare.models:
             epochs = [row.epoch for row in m.history]
-            ax.plot(epochs, [row.val_ppl for row in m.history], color=color,
-                    linestyle=STYLES.get(m.model, "-"), label=f"{m.model}, validation")
+            ax.plot(epochs, [row.val_ppl for row in m.history], color=color[m.model],
+                    linestyle=STYLES.get(m.model, "-"), linewidth=2.0 if m.d2l_lr else 1.1,
+                    label=f"{m.model}, learning rate {m.lr:g}" + (" (d2l's)" if m.d2l_lr else ""))
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(FixedLocator([5, 6, 7, 8, 10, 12, 15, 20, 25]))
         ax.yaxis.set_major_formatter(ScalarFormatter())
@@ -35,11 +37,12 @@ def curves(ctx):
         ax.set(xlabel="epoch", ylabel="validation perplexity")
         ax.legend(loc="upper right")
 
-    return ctx.figure(draw, alt="Validation perplexity per epoch for the GRU, the LSTM with "
-                                "forget-gate bias 0 and 1, and the plain RNN on The Time "
-                                "Machine: the gated cells end lowest",
-                      caption="Validation perplexity per epoch, log scale, each cell at d2l's "
-                              "learning rate.")
+    return ctx.figure(draw, alt="Validation perplexity per epoch for the GRU, the LSTM and the "
+                                "plain RNN on The Time Machine, each at d2l's learning rate "
+                                "(thick) and at the rate it does best at (thin), first seed",
+                      caption="Validation perplexity per epoch, log scale, the first seed of "
+                              "each line of the table: thick at d2l's learning rate, thin at "
+                              "the pilot's best.")
 
 
 @CHAPTER.figure
@@ -142,9 +145,27 @@ def inside(ctx):
 @CHAPTER.block
 def timing(ctx):
     compare = ctx.record("--compare")
-    return "\n".join(f"- **{m.model}**: {compare.epochs} epochs in {m.seconds:.1f} s, "
-                      f"{m.tokens_per_second:,.0f} training tokens per second."
+    return "\n".join(f"- **{m.model}** at learning rate {m.lr:g}: "
+                      f"{len(m.seeds)} x {compare.epochs} epochs in {m.seconds:.1f} s, "
+                      f"{m.seconds / len(m.seeds):.1f} s a run."
                       for m in compare.models)
+
+
+@CHAPTER.block
+def trained_model(ctx):
+    """The trained GRU as a served file (gru.py --export's record): its weights by the
+    equations' names, the vocabulary and preprocessing, and the reach of every
+    prediction over the shaded passage, for a reader's numpy or a page's script."""
+    import json
+
+    record = ctx.record("--export").plain()
+    data = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    link = ctx.add_file("code/gru-trained.json", data)
+    return (f"[gru-trained.json]({link}){{ download }} ({len(data) / 1000:,.0f} KB) holds "
+            f"this trained GRU: its weights under the equations' names, the vocabulary and "
+            f"the preprocessing, and for each character of the passage above how strongly "
+            f"its prediction depends on each of the {record['reach_back']} inputs before it. "
+            f"It is the record of `python3 gru.py --export`.")
 
 
 @CHAPTER.block
