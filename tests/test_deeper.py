@@ -231,8 +231,8 @@ def test_the_scripts_own_gradcheck_passes_and_fails_when_a_backward_pass_is_wron
         return right(S, E, a, dC, attention & False)
     monkeypatch.setattr(deeper, "attend_backward", wrong)
     broken = {(r.model, r.parameter): r.relative_error for r in deeper.compute_gradcheck()}
-    assert broken[("encoder-decoder, without and with attention", "enc.W_h")] > 1e-3
-    assert broken[("stacked GRU, 2 layers", "layers.0.fwd.W_h")] < 1e-6  # no attention there
+    assert broken[("encoder-decoder, without and with attention", "encoder W_h")] > 1e-3
+    assert broken[("stacked GRU, 2 layers", "layer 1 W_h")] < 1e-6  # no attention there
 
 
 def test_a_failed_gradcheck_is_a_failed_run(monkeypatch, capsys):

@@ -753,14 +753,14 @@ GRADCHECK = dict(steps=4, batch=3, hidden=3, vocab=6, eps=1e-5)  # a small float
 @dataclass
 class GradcheckRow:
     model: str
-    parameter: str  # its path in the model: enc.W_h
+    parameter: str  # as the chapter writes it: encoder W_h
     entries: int  # of the two models together, every one checked
     largest_gap: float  # max |a - n| over the entries, a analytic and n numeric
     relative_error: float  # largest_gap / max(|a| + |n|)
 
 
 def named_leaves(tree, prefix=""):
-    """(name, array) of every parameter, in the order of leaves(): 'layers.0.fwd.W_x'."""
+    """(path, array) of every parameter, in the order of leaves(): 'layers.0.fwd.W_x'."""
     if isinstance(tree, dict):
         return [x for k in sorted(tree) for x in named_leaves(tree[k], f"{prefix}{k}.")]
     if isinstance(tree, list):
@@ -768,9 +768,25 @@ def named_leaves(tree, prefix=""):
     return [(prefix[:-1], tree)]
 
 
+READOUT_NAMES = {"mix.W": "W_c", "mix.b": "b_c", "out.W": "W_o", "out.b": "b_o"}
+LABELLER_NAMES = {"out.W": "W_hq", "out.b": "b_q"}  # the output layer of 17.1's equation
+
+
+def parameter_name(path, gru="encoder"):
+    """A parameter's path as the chapter writes it: 'layers.1.bwd.W_h' is 'layer 2
+    backward W_h', 'dec.b' 'decoder b', 'mix.W' 'W_c'. gru: what 'enc' is called."""
+    parts = path.split(".")
+    if parts[0] == "layers":
+        return f"layer {int(parts[1]) + 1}{' backward' if parts[2] == 'bwd' else ''} {parts[3]}"
+    if parts[0] in ("enc", "dec"):
+        return f"{gru if parts[0] == 'enc' else 'decoder'} {parts[1]}"
+    return {**READOUT_NAMES, **(LABELLER_NAMES if gru is None else {})}[path]
+
+
 def gradcheck_problems(seed=0):
-    """(name, model, loss(model, need_grads) -> (summed loss, gradients)) for each kind
-    of model, two models side by side, in float64 with random data."""
+    """(name, model, loss(model, need_grads) -> (summed loss, gradients), what its first
+    GRU is called) for each kind of model, two models side by side, in float64 with random
+    data."""
     c = GRADCHECK
     rng = np.random.default_rng(seed)
     T, B, h, V = c["steps"], c["batch"], c["hidden"], c["vocab"]
@@ -785,22 +801,22 @@ def gradcheck_problems(seed=0):
         def loss(m, need, X=X, Y=Y):
             value, _, _, grads = labeller_loss(m, one_hot(X, V, np.float64), Y, need)
             return value.sum(), grads
-        problems.append((name, model, loss))
+        problems.append((name, model, loss, None))
     model = stack_models([seq2seq_params(s, h) for s in (0, 1)], np.float64)
     source = rng.integers(0, K, (T, 2, B))
 
     def loss(m, need, source=source):
         value, _, _, grads = seq2seq_loss(m, source, source[::-1], pair, need)
         return value.sum(), grads
-    problems.append(("encoder-decoder, without and with attention", model, loss))
+    problems.append(("encoder-decoder, without and with attention", model, loss, "encoder"))
     model = stack_models([recall_params(s, h) for s in (0, 1)], np.float64)
     X, Y = rng.integers(0, R_V, (T + 1, 2, B)), rng.integers(0, R_K, (2, B))
 
     def loss(m, need, X=X, Y=Y):
         value, _, grads = recall_loss(m, X, Y, pair, need)
         return value.sum(), grads
-    problems.append(("recall readout, without and with attention", model, loss))
-    for _, model, _ in problems:  # weights larger than the initial ones: every path matters
+    problems.append(("recall readout, without and with attention", model, loss, "GRU"))
+    for _, model, _, _ in problems:  # weights larger than the initial ones: every path matters
         for p in leaves(model):
             p[...] = 0.5 * rng.standard_normal(p.shape)
     return problems
@@ -819,14 +835,15 @@ def central_difference(loss, model, p, i, eps=GRADCHECK["eps"]):
 def compute_gradcheck(seed=0):
     """Every analytic gradient against central differences: one row per parameter."""
     rows = []
-    for name, model, loss in gradcheck_problems(seed):
+    for name, model, loss, gru in gradcheck_problems(seed):
         _, grads = loss(model, True)
-        for (parameter, p), analytic in zip(named_leaves(model), leaves(grads)):
+        for (path, p), analytic in zip(named_leaves(model), leaves(grads)):
             numeric = np.array([central_difference(loss, model, p, i)
                                 for i in np.ndindex(p.shape)]).reshape(p.shape)
             gap = float(np.abs(analytic - numeric).max())
             scale = float((np.abs(analytic) + np.abs(numeric)).max())
-            rows.append(GradcheckRow(name, parameter, p.size, gap, gap / max(scale, 1e-300)))
+            rows.append(GradcheckRow(name, parameter_name(path, gru), p.size, gap,
+                                     gap / max(scale, 1e-300)))
     return rows
 
 

@@ -137,45 +137,33 @@ def heatmaps(ctx):
 # ---------------------------------------------------------------------------
 # The diagram: the encoder-decoder with attention, on a real string
 # ---------------------------------------------------------------------------
+# Drawn as docs/assets/diagrams.css styles the site's cell diagrams: lines and boxes in
+# SVG, each symbol and number TeX in a foreignObject, which the math hook typesets like
+# the page's formulas (same look, same font).
 
 def _n(v):
     text = f"{v:.1f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
-def _text(x, y, text, cls="dg-label", anchor="middle", size=13):
-    return (f'<text class="{cls}" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" '
-            f'font-size="{size}">{html.escape(text)}</text>')
+def _fo(x, y, w, h, inner):
+    """HTML centred on (x, y) in a w x h box."""
+    return (f'<foreignObject x="{_n(x - w / 2)}" y="{_n(y - h / 2)}" width="{_n(w)}" '
+            f'height="{_n(h)}"><div class="dg-fo">{inner}</div></foreignObject>')
 
 
-def _line(x1, y1, x2, y2, cls, width=None, opacity=None):
-    extra = (f' stroke-width="{width:.2f}"' if width is not None else "") + \
-        (f' stroke-opacity="{opacity:.2f}"' if opacity is not None else "")
-    return (f'<path class="{cls}" d="M{_n(x1)} {_n(y1)} L{_n(x2)} {_n(y2)}" fill="none" '
-            f'stroke="currentColor"{extra}/>')
+def _tex(tex):
+    return f'<span class="arithmatex">\\({html.escape(tex)}\\)</span>'
 
 
-def _arrow(x1, y1, x2, y2, cls="dg-wire"):
-    """A straight arrow, its head a small triangle at (x2, y2)."""
-    import math
-    length = math.hypot(x2 - x1, y2 - y1)
-    ux, uy = (x2 - x1) / length, (y2 - y1) / length
-    bx, by = x2 - 7 * ux, y2 - 7 * uy
-    head = (f'<path class="{cls}-head" d="M{_n(x2)} {_n(y2)} L{_n(bx - 3.4 * uy)} '
-            f'{_n(by + 3.4 * ux)} L{_n(bx + 3.4 * uy)} {_n(by - 3.4 * ux)}Z" '
-            f'fill="currentColor"/>')
-    return _line(x1, y1, bx + 2 * ux, by + 2 * uy, cls) + head
+def _arrow(prefix, x1, y1, x2, y2, cls="dg-wire"):
+    return (f'<path class="{cls}" d="M{_n(x1)} {_n(y1)}L{_n(x2)} {_n(y2)}" '
+            f'marker-end="url(#{prefix}-{cls})"/>')
 
 
-def _box(cx, cy, w, h, cls="dg-cell"):
-    return (f'<rect class="{cls}" x="{_n(cx - w / 2)}" y="{_n(cy - h / 2)}" width="{_n(w)}" '
-            f'height="{_n(h)}" rx="5" fill="none" stroke="currentColor"/>')
-
-
-def _word(cx, cy, text):
-    return (_box(cx, cy, 22, 20, "dg-word-box")
-            + f'<text class="dg-word" x="{_n(cx)}" y="{_n(cy + 4.5)}" text-anchor="middle" '
-              f'font-size="13">{html.escape(text)}</text>')
+def _label(x, y, text, anchor="start"):
+    return (f'<text class="dg-label dg-muted" x="{_n(x)}" y="{_n(y)}" '
+            f'text-anchor="{anchor}">{html.escape(text)}</text>')
 
 
 def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
@@ -188,44 +176,57 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
     y_out, y_dec, y_enc, y_in = 18, 64, 222, 266
     cell_w, cell_h = 40, 30
     tops = [max(range(n), key=lambda i: row[i]) for row in weights]
-    parts = [_text(4, y_out + 4.5, "writes", "dg-label dg-muted", "start"),
-             _text(4, y_in + 4.5, "reads", "dg-label dg-muted", "start"),
-             _text(right + cell_w / 2 + 8, y_dec + 4.5, "decoder", "dg-label dg-muted", "start"),
-             _text(right + cell_w / 2 + 8, y_enc + 4.5, "encoder", "dg-label dg-muted", "start")]
+    parts = [_label(4, y_out + 4.5, "writes"), _label(4, y_in + 4.5, "reads"),
+             _label(right + cell_w / 2 + 8, y_dec + 4.5, "decoder"),
+             _label(right + cell_w / 2 + 8, y_enc + 4.5, "encoder")]
     for j, row in enumerate(weights):  # attention: every encoder state to every decoder step
         for i, a in enumerate(row):
             if a >= 0.005:
-                parts.append(_line(xs[i], y_enc - cell_h / 2, xs[j], y_dec + cell_h / 2, "dg-o",
-                                   width=0.6 + 4.4 * a, opacity=0.25 + 0.75 * a))
+                parts.append(f'<path class="dg-o" d="M{_n(xs[i])} {_n(y_enc - cell_h / 2)}'
+                             f'L{_n(xs[j])} {_n(y_dec + cell_h / 2)}" fill="none" '
+                             f'stroke-width="{0.6 + 4.4 * a:.2f}" '
+                             f'stroke-opacity="{0.25 + 0.75 * a:.2f}"/>')
     for y in (y_enc, y_dec):  # the states, left to right
         for k in range(n - 1):
-            parts.append(_arrow(xs[k] + cell_w / 2, y, xs[k + 1] - cell_w / 2, y, "dg-state"))
-    parts.append(_arrow(left - cell_w / 2 - 40, y_dec, left - cell_w / 2, y_dec, "dg-state"))
-    parts.append(_math(left - cell_w / 2 - 20, y_dec - 9, "h", n, size=14))
+            parts.append(_arrow(prefix, xs[k] + cell_w / 2, y, xs[k + 1] - cell_w / 2, y,
+                                "dg-hw"))
+    parts.append(_arrow(prefix, left - cell_w / 2 - 40, y_dec, left - cell_w / 2, y_dec,
+                        "dg-hw"))
+    parts.append(_fo(left - cell_w / 2 - 20, y_dec - 13, 40, 22, _tex(f"h_{n}")))
     for k in range(n):
         x = xs[k]
-        parts += [_box(x, y_enc, cell_w, cell_h), _math(x - 1, y_enc + 3, "h", k + 1),
-                  _arrow(x, y_in - 10, x, y_enc + cell_h / 2), _word(x, y_in, source[k]),
-                  _box(x, y_dec, cell_w, cell_h), _math(x - 1, y_dec + 3, "s", k + 1),
-                  _arrow(x, y_dec - cell_h / 2, x, y_out + 10), _word(x, y_out, written[k]),
-                  _text(x, y_dec + cell_h / 2 + 16, f"{weights[k][tops[k]]:.2f}",
-                        "dg-num dg-halo", size=13)]
+        parts += [f'<rect class="dg-cell" x="{_n(x - cell_w / 2)}" y="{_n(y_enc - cell_h / 2)}" '
+                  f'width="{cell_w}" height="{cell_h}" rx="5"/>',
+                  _fo(x, y_enc, cell_w, cell_h, _tex(f"h_{k + 1}")),
+                  _arrow(prefix, x, y_in - 11, x, y_enc + cell_h / 2),
+                  _fo(x, y_in, 30, 24, f'<code class="dg-word">{html.escape(source[k])}</code>'),
+                  f'<rect class="dg-cell" x="{_n(x - cell_w / 2)}" y="{_n(y_dec - cell_h / 2)}" '
+                  f'width="{cell_w}" height="{cell_h}" rx="5"/>',
+                  _fo(x, y_dec, cell_w, cell_h, _tex(f"s_{k + 1}")),
+                  _arrow(prefix, x, y_dec - cell_h / 2, x, y_out + 11),
+                  _fo(x, y_out, 30, 24, f'<code class="dg-word">{html.escape(written[k])}</code>'),
+                  _fo(x + 4, y_dec + cell_h / 2 + 12, 44, 20,
+                      _tex(f"{weights[k][tops[k]]:.2f}"))]
     height = y_in + 16
-    steps = "; ".join(f"step {j + 1} writes {written[j]}, its largest weight, "
-                      f"{weights[j][i]:.2f}, on h {i + 1}, which read {source[i]}"
+    markers = "".join(
+        f'<marker id="{prefix}-{cls}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="{size}" '
+        f'markerHeight="{size}" orient="auto-start-reverse"><path class="{cls}-head" '
+        f'd="M0 0L10 5L0 10z"/></marker>' for cls, size in (("dg-wire", 5), ("dg-hw", 3.5)))
+    steps = "; ".join(f"step {j + 1} writes {written[j]}, with its largest weight, "
+                      f"{weights[j][i]:.2f}, on h sub {i + 1}, which read {source[i]}"
                       for j, i in enumerate(tops))
     title = f"The encoder-decoder with attention reversing “{source}”"
-    desc = (f"Diagram: {n} encoder cells, h 1 to h {n}, read the symbols "
+    desc = (f"Diagram: {n} encoder cells, h sub 1 to h sub {n}, read the symbols "
             f"{', '.join(source)} from left to right, each state passed to the next. The "
-            f"decoder starts from the encoder's last state: s 0 equals h {n}. Its {n} cells, "
-            f"s 1 to s {n}, write {', '.join(written)}. A line runs from every encoder state to "
-            f"every decoder step, as thick as the attention weight between them: {steps}.")
+            f"decoder starts from the encoder's last state, h sub {n}. Its {n} cells, s sub 1 "
+            f"to s sub {n}, write {', '.join(written)}. A line runs from every encoder state "
+            f"to every decoder step, as thick as the attention weight between them: {steps}.")
     svg = "\n".join([
         f'<svg xmlns="http://www.w3.org/2000/svg" class="dg" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-labelledby="{prefix}-title" '
         f'aria-describedby="{prefix}-desc">',
         f'<title id="{prefix}-title">{html.escape(title)}</title>',
-        f'<desc id="{prefix}-desc">{html.escape(desc)}</desc>',
+        f'<desc id="{prefix}-desc">{html.escape(desc)}</desc>', f"<defs>{markers}</defs>",
         *parts, "</svg>"])
     caption = (f"The model with attention (seed 0) reversing the test string "
                f"<code>{html.escape(source)}</code>. A line joins each encoder state "
@@ -235,17 +236,6 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
                f"state. The lines cross: the first output reads the last input.")
     return (f'<figure class="diagram" id="{prefix}" data-search-exclude>\n{svg}\n'
             f"<figcaption>{caption}</figcaption>\n</figure>")
-
-
-ITALIC = {"h": "\u210e", "s": "\U0001d460"}  # the letters as the page's MathML draws them
-
-
-def _math(x, y, letter, sub, size=15, anchor="middle"):
-    """A variable with a subscript, in the math font: the letter italic, the index
-    smaller and lowered, as the page's formulas set them."""
-    return (f'<text class="dg-m" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" '
-            f'font-size="{size}">{ITALIC[letter]}<tspan font-size="{_n(size * 0.72)}" '
-            f'dy="{_n(size * 0.24)}">{sub}</tspan></text>')
 
 
 @CHAPTER.diagram
