@@ -130,7 +130,8 @@ def heatmaps(ctx):
                           "output symbol's weight sits on the input symbol it copies, an "
                           "anti-diagonal from top right to bottom left",
                       caption="The weights of the model with attention (seed 0): a row per "
-                              "output step, a column per input symbol, darker is more weight. "
+                              "output step, a column per input symbol, the stronger the colour "
+                              "the more weight. "
                               "The same numbers are in the tables below.")
 
 
@@ -169,7 +170,7 @@ def _label(x, y, text, anchor="start"):
 def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
     """The encoder reading `source`, the decoder writing `written`, and a line from every
     encoder state to every decoder step, as thick and as opaque as its weight; the
-    largest weight of each step is written under the step."""
+    largest weight of each step is written beside the step's output."""
     n = len(source)
     width, left, right = 440, 96, 356  # the first and the last cell's centre
     xs = [left + (right - left) * k / max(n - 1, 1) for k in range(n)]
@@ -205,7 +206,7 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
                   _fo(x, y_dec, cell_w, cell_h, _tex(f"s_{k + 1}")),
                   _arrow(prefix, x, y_dec - cell_h / 2, x, y_out + 11),
                   _fo(x, y_out, 30, 24, f'<code class="dg-word">{html.escape(written[k])}</code>'),
-                  _fo(x + 4, y_dec + cell_h / 2 + 12, 44, 20,
+                  _fo(x + 25, y_dec - cell_h / 2 - 14, 36, 18,
                       _tex(f"{weights[k][tops[k]]:.2f}"))]
     height = y_in + 16
     markers = "".join(
@@ -231,7 +232,7 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
     caption = (f"The model with attention (seed 0) reversing the test string "
                f"<code>{html.escape(source)}</code>. A line joins each encoder state "
                f"<em>h<sub>i</sub></em> to each decoder step, as thick as its weight "
-               f"<em>a<sub>ji</sub></em>; the number under each decoder cell is its largest "
+               f"<em>a<sub>ji</sub></em>; the number beside each output is its step's largest "
                f"weight. The decoder starts from <em>h</em><sub>{n}</sub>, the encoder's last "
                f"state. The lines cross: the first output reads the last input.")
     return (f'<figure class="diagram" id="{prefix}" data-search-exclude>\n{svg}\n'
