@@ -60,7 +60,7 @@ bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against
 	$(PY) benchmarks/build.py
 
 deploy: $(STAMP) ## Build and publish the site to origin's gh-pages branch (what Colab opens)
-	$(VENV)/bin/mkdocs gh-deploy --force
+	$(PY) -m generator deploy
 
 lock: ## Re-pin requirements.txt from requirements.in in a fresh virtualenv
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock

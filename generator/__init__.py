@@ -10,7 +10,8 @@ through markers that name what they show (markers.py)::
 The generator is a MkDocs hook (hook.py, pipeline.py), so `mkdocs build` and
 `mkdocs serve` work as they do anywhere. Each chapter is declared once, in
 ``generator/chapters/<page>.py`` (chapter.py), and computed in a fresh worker
-process (worker.py) whose results are cached by content (cache.py).
-``python -m generator build`` (`make build`) wraps MkDocs in a lock and an
-all-or-nothing swap of site/ (build.py).
+process (worker.py) whose results are cached by content (cache.py). Every
+build, whichever command starts it, holds a lock and swaps a complete site into
+site/ in one step (lock.py); ``python -m generator build`` (`make build`) and
+``deploy`` (`make deploy`) run MkDocs and say a failure in one line (build.py).
 """

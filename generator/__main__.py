@@ -1,13 +1,17 @@
-"""python -m generator {build,serve}: the command line behind `make build` and `make serve`."""
+"""python -m generator {build,serve,deploy}: the command line behind `make build`,
+`make serve` and `make deploy`."""
 
 import argparse
 import os
+import signal
 import socket
 import sys
 import time
 import traceback
 
 from .chapter import ROOT, GeneratorError
+from .lock import identity
+from .runs import describe
 
 
 def parse_args(argv=None):
@@ -15,11 +19,12 @@ def parse_args(argv=None):
         prog="python -m generator",
         description="Build the site: MkDocs with the generator hook, which runs the chapters' "
                     "scripts and puts their tables, numbers and plots into the pages.")
-    parser.add_argument("command", choices=("build", "serve"),
+    parser.add_argument("command", choices=("build", "serve", "deploy"),
                         help="build: the site into site/, all or nothing; serve: mkdocs serve "
-                             "on 127.0.0.1 (rebuilds on change and reloads the page)")
+                             "on 127.0.0.1 (rebuilds on change and reloads the page); deploy: "
+                             "build, then publish site/ to origin's gh-pages")
     parser.add_argument("--site-dir", default=str(ROOT / "site"),
-                        help="build: where the site goes (default: site/)")
+                        help="build, deploy: where the site goes (default: site/)")
     parser.add_argument("--port", type=int, default=8000,
                         help="serve: the port on 127.0.0.1 (default 8000)")
     parser.add_argument("--traceback", action="store_true",
@@ -50,28 +55,50 @@ def serve(port):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
+    site = os.path.abspath(args.site_dir)
+    before = identity(site)
+
+    def outcome():  # true whenever it is said: compares site/ with what it was
+        if identity(site) == before:
+            return "the site is as before"
+        return f"{os.path.relpath(site)}/ holds the new build, which was already in place"
+
+    def after_failure():
+        if args.command != "serve":
+            unchanged = identity(site) == before
+            print(f"generator: {'nothing was changed: ' if unchanged else ''}{outcome()}",
+                  file=sys.stderr)
+
+    def on_sigterm(signum, frame):  # the hook says it while MkDocs runs; this, outside
+        print(f"generator: stopped by SIGTERM: {outcome()}", file=sys.stderr, flush=True)
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         if args.command == "serve":
             serve(args.port)
         from .build import build
 
-        build(args.site_dir)
-        print(f"generator: site built in {os.path.relpath(args.site_dir)}/ "
-              f"({time.perf_counter() - started:.1f} s)")
+        if args.command == "deploy":
+            os.chdir(ROOT)  # git, as gh-deploy runs it, in the repository
+        build(site, deploy=args.command == "deploy")
+        print(f"generator: site built in {os.path.relpath(site)}/ "
+              + ("and published " if args.command == "deploy" else "")
+              + f"({time.perf_counter() - started:.1f} s)")
     except GeneratorError as exc:
         print(f"generator: error: {exc}", file=sys.stderr)
-        if args.command == "build":
-            print("generator: nothing was changed: the site is as before", file=sys.stderr)
+        after_failure()
         return 1
     except KeyboardInterrupt:
-        print("generator: interrupted: the site is as before", file=sys.stderr)
+        print(f"generator: interrupted: {outcome()}", file=sys.stderr)
         return 130
-    except Exception as exc:  # a bug in the generator itself: say what, offer the traceback
+    except Exception as exc:  # a bug in the generator itself: say what and where
         if args.traceback:
             traceback.print_exc()
-        print(f"generator: error: unexpected {type(exc).__name__}: {exc}"
-              + ("" if args.traceback else " (run with --traceback for details)"),
+        print(f"generator: error: unexpected {describe(exc, generator_too=True)}, a bug in the "
+              "generator" + ("" if args.traceback else " (run with --traceback for details)"),
               file=sys.stderr)
+        after_failure()
         return 1
     return 0
 

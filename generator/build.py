@@ -1,24 +1,18 @@
-"""`make build`: MkDocs (with the generator hook) into a fresh folder, then swapped
-into site/, all or nothing.
+"""`make build` and `make deploy`: MkDocs with the generator hook, run as `mkdocs build`
+and `mkdocs gh-deploy --force` run it, with MkDocs' messages kept so that a failure
+is said in one line.
 
-The build holds the build lock from start to end, writes into a folder with a
-unique name beside the target, and only when MkDocs has finished in strict mode
-renames the old site away and the new one into place, with Ctrl-C held back
-for those two renames. A failed or interrupted build leaves site/ as it was.
+The lock, the fresh folder and the one-step swap into site/ are the hook's (hook.py,
+lock.py), the same for every command that builds. `make deploy` publishes while
+it still holds the lock (so no other build replaces site/ meanwhile), and a push
+the remote rejects leaves the local branch where it was.
 """
 
 import logging
 import os
-import shutil
-import signal
-import tempfile
-from contextlib import contextmanager
-from pathlib import Path
+import subprocess
 
-from .cache import check_usable, page_cache_dir, run_cache_dir
 from .chapter import ROOT, GeneratorError
-from .lock import BuildLock
-from .pipeline import PAGE_CACHE_SETTING, RUN_CACHE_SETTING
 
 CONFIG = ROOT / "mkdocs.yml"
 
@@ -34,45 +28,9 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-@contextmanager
-def _no_interrupt():
-    """Hold back Ctrl-C (SIGINT) for a few renames; it is delivered right after."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _leftovers(site):
-    return list(site.parent.glob(f".{site.name}.tmp-*")) + \
-        list(site.parent.glob(f".{site.name}.old-*"))
-
-
-def build(site=ROOT / "site", log=print):
-    site = Path(site).resolve()
-    check_usable(run_cache_dir(), "run cache", RUN_CACHE_SETTING)
-    check_usable(page_cache_dir(), "page cache", PAGE_CACHE_SETTING)
-    with BuildLock():
-        for old in _leftovers(site):  # a build killed hard; no other build runs now
-            shutil.rmtree(old, ignore_errors=True)
-        site.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{site.name}.tmp-", dir=site.parent))
-        try:
-            _mkdocs_build(tmp)
-            old = site.parent / f".{site.name}.old-{tmp.name.rsplit('-', 1)[-1]}"
-            with _no_interrupt():
-                if site.exists():
-                    os.rename(site, old)
-                os.rename(tmp, site)
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _mkdocs_build(site_dir):
+def build(site_dir, deploy=False):
+    """Build the site into site_dir; with deploy, publish it as `mkdocs gh-deploy --force`."""
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material 9.8's end-of-life banner
-    os.environ["RNN_EXPLAINER_LOCK_HELD"] = "1"  # the hook must not wait for our own lock
     from mkdocs import config as mkconfig
     from mkdocs.commands import build as mkbuild
     from mkdocs.exceptions import MkDocsException
@@ -82,12 +40,14 @@ def _mkdocs_build(site_dir):
     mk_logger.addHandler(collect)
     try:
         cfg = mkconfig.load_config(config_file=str(CONFIG), site_dir=str(site_dir))
-        cfg.plugins.on_startup(command="build", dirty=False)
+        cfg.plugins.on_startup(command="gh-deploy" if deploy else "build", dirty=False)
         try:
             mkbuild.build(cfg)
+            if deploy:
+                _publish(cfg)  # still under the lock: no other build replaces site/ meanwhile
         finally:
             cfg.plugins.on_shutdown()
-    except (MkDocsException, SystemExit) as exc:
+    except MkDocsException as exc:
         ours = [m for m in collect.messages if m.startswith("generator: ")]
         if ours:
             raise GeneratorError(ours[-1][len("generator: "):]) from None
@@ -95,4 +55,38 @@ def _mkdocs_build(site_dir):
         raise GeneratorError(f"mkdocs build --strict failed: {details}") from None
     finally:
         mk_logger.removeHandler(collect)
-        os.environ.pop("RNN_EXPLAINER_LOCK_HELD", None)
+
+
+def _git(*args):
+    """git in the repository: (exit status, what it printed on stdout and stderr)."""
+    result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return result.returncode, (result.stdout + result.stderr).strip()
+
+
+def _publish(cfg):
+    """What `mkdocs gh-deploy --force` does (the same commit on the local remote_branch,
+    the same message, pushed with --force), except that a failure is one line and leaves
+    the local branch where it was."""
+    import ghp_import
+    import mkdocs
+    from mkdocs.commands.gh_deploy import default_message
+
+    branch, remote = cfg.remote_branch, cfg.remote_name
+    ref = f"refs/heads/{branch}"
+    status, before = _git("rev-parse", "--verify", "--quiet", ref)
+    before = before if status == 0 else None
+    message = default_message.format(version=mkdocs.__version__,
+                                     sha=_git("rev-parse", "--short", "HEAD")[1])
+    try:
+        ghp_import.ghp_import(cfg.site_dir, mesg=message, remote=remote, branch=branch,
+                              push=False, nojekyll=True)
+        status, said = _git("push", remote, branch, "--force")
+    except (ghp_import.GhpError, OSError, subprocess.CalledProcessError) as exc:
+        status, said = 1, getattr(exc, "message", None) or str(exc)
+    if status != 0:
+        _git("update-ref", ref, before) if before else _git("update-ref", "-d", ref)
+        lines = [line.strip() for line in said.splitlines() if line.strip()]
+        why = next((line for line in lines if "rejected" in line), lines[-1] if lines else "")
+        raise GeneratorError(f"publishing to {remote}'s {branch} failed: {why or 'git said nothing'}"
+                             f"; nothing was published, and the local branch {branch} is as it "
+                             "was")

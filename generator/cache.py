@@ -25,12 +25,11 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .chapter import ROOT, GeneratorError
+from .chapter import ROOT, GeneratorError, log
 
 FORMAT = "2"  # bump to invalidate every entry
 KEEP_PER_GROUP = 8  # page-cache entries kept per chapter
@@ -70,7 +69,7 @@ def digest(value):
 
 
 def warn(message):
-    print(f"generator: warning: {message}", file=sys.stderr, flush=True)
+    log(f"generator: warning: {message}")
 
 
 def _write_json(path, value):

@@ -21,6 +21,7 @@ notebook of every script, the navigation's Code section, and the tests.
 
 import importlib
 import re
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,11 +34,18 @@ GENERATOR = Path(__file__).resolve().parent
 CHAPTERS = GENERATOR / "chapters"
 
 # What a chapter module may register, and where its marker may stand.
-PRODUCER_KINDS = {"figure": "block", "diagram": "block", "block": "block", "inline": "inline"}
+PRODUCER_KINDS = {"figure": "block", "diagram": "block", "widget": "block", "block": "block",
+                  "inline": "inline"}
 
 
 class GeneratorError(Exception):
     """A failure the user can act on; its message names the file and the cause."""
+
+
+def log(message):
+    """A line on stderr, in one write: the lines of parallel workers do not interleave."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 @dataclass
@@ -81,6 +89,11 @@ class Chapter:
     def diagram(self, func):
         """A drawing of a cell, inline SVG that follows the theme."""
         return self._register("diagram", func)
+
+    def widget(self, func):
+        """An interactive figure: the function returns ctx.widget(kind, data)
+        (docs/building.md, "Interactive figures")."""
+        return self._register("widget", func)
 
     def block(self, func):
         """Any other block of markdown."""

@@ -4,15 +4,20 @@ for the files they draw.
     vanish = ctx.record("--vanish")          # the record of python3 rnn.py --vanish
     run = ctx.run("--compare")               # .text, .tables, .records of a command
     return ctx.figure(draw, alt="...")       # a plot, light and dark
+    return ctx.widget("powers", {...})       # an interactive figure, added by JavaScript
 """
 
 import ast
 import hashlib
 import html
+import json
+import math
 import posixpath
 
 from . import plotstyle, tables
-from .chapter import CODE, GeneratorError
+from .chapter import CODE, DOCS, GeneratorError
+
+WIDGETS = DOCS / "assets" / "widgets"  # kit.js, widgets.css, and one <kind>.js per widget
 
 
 class Context:
@@ -82,6 +87,27 @@ class Context:
             page_dir = posixpath.dirname(page_dir)
         return posixpath.relpath(relpath, page_dir or ".")
 
+    def widget(self, kind, data):
+        """An interactive figure (docs/building.md, "Interactive figures"): the code
+        docs/assets/widgets/<kind>.js, fed with `data`, plain numbers and text from this
+        chapter's records, written as widgets/<page>/<producer>.json. The page gets an
+        empty host, so that without JavaScript it is exactly as before; the loader
+        (docs/assets/widgets.js) fetches the code and the data when the host first comes
+        near the screen, and the widget builds itself into it."""
+        if not (WIDGETS / f"{kind}.js").is_file():
+            have = sorted(p.stem for p in WIDGETS.glob("*.js") if p.stem != "kit")
+            raise GeneratorError(f"{self.where}: no widget {kind!r}: docs/assets/widgets/ has "
+                                 f"{', '.join(have) or 'none'}")
+        bad = _not_plain(data)
+        if bad:
+            raise GeneratorError(f"{self.where}: the data of widget {kind!r} holds {bad}")
+        stem = posixpath.splitext(posixpath.basename(self.chapter.page))[0]
+        relpath = f"widgets/{stem}/{self.producer}.json"
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        self.add_file(relpath, text.encode("utf-8"))
+        return (f'<div class="rw-widget" data-widget="{kind}" '
+                f'data-src="{html.escape(self.url(relpath), quote=True)}"></div>')
+
     @property
     def where(self):
         return f"generator/chapters/{self.chapter.module}.py: {self.producer}"
@@ -121,3 +147,18 @@ class Context:
             lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")
         return "\n".join(lines)
+
+
+def _not_plain(value, path="data"):
+    """What in a widget's data JSON cannot carry exactly ('data.cells[2]: nan'), or ''."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return ""
+    if isinstance(value, float):
+        return "" if math.isfinite(value) else f"{path}: {value!r}"
+    if isinstance(value, dict):
+        return next((bad for k, v in value.items() for bad in [_not_plain(v, f"{path}.{k}")]
+                     if bad), "") if all(isinstance(k, str) for k in value) else f"{path}: a key"
+    if isinstance(value, (list, tuple)):
+        return next((bad for n, v in enumerate(value) for bad in [_not_plain(v, f"{path}[{n}]")]
+                     if bad), "")
+    return f"{path}: a {type(value).__name__}"

@@ -1,26 +1,33 @@
 """The MkDocs hook that runs the generator (mkdocs.yml: `hooks: [generator/hook.py]`).
 
-`mkdocs build`, `mkdocs serve`, `mkdocs gh-deploy` and `make build` all go
-through here. MkDocs loads a hook file once per process, and the modules it
-imports stay loaded; so at the start of every build this shim drops every
-`generator.*` module and imports the pipeline afresh: under `mkdocs serve`, an
-edit to any generator module takes effect at the next rebuild. (The numbers
-themselves are computed in fresh worker processes, see worker.py.)
+`mkdocs build`, `mkdocs serve`, `mkdocs gh-deploy`, `make build` and `make
+deploy` all go through here. MkDocs loads a hook file once per process, and the
+modules it imports stay loaded; so at the start of every build this shim drops
+every `generator.*` module and imports the pipeline afresh: under `mkdocs
+serve`, an edit to any generator module takes effect at the next rebuild. (The
+numbers themselves are computed in fresh worker processes, see worker.py.)
 
-A `mkdocs build` or `gh-deploy` takes the build lock (build/.lock) for its
-whole run, so it never writes site/ while another build does; `make build`
-holds the lock itself and says so in RNN_EXPLAINER_LOCK_HELD.
+A build (anything but `mkdocs serve`) keeps site/ whole the same way whichever
+command started it (lock.py): it takes the build lock for its whole run, builds
+into a fresh folder beside site/, and swaps that folder into place in one step
+once MkDocs has written everything without a warning. SIGTERM stops it with one
+line saying what happened; its workers stop with it.
 """
 
 import importlib
-import os
+import logging
+import signal
 import sys
+import threading
 from pathlib import Path
+
+from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in watched folders: it would trigger rebuilds
 
-_state = {"command": None, "pipeline": None, "lock": None}
+_state = {"command": None, "pipeline": None, "lock": None, "staging": None,
+          "warnings": None, "sigterm": None}
 
 
 def _fresh(name):
@@ -47,15 +54,50 @@ def _call(method, *args):
         raise
 
 
+class _Warnings(logging.Handler):
+    """Counts what MkDocs' strict mode counts, so that a build it will abort is never
+    swapped into place."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record):
+        self.count += 1
+
+
+def _on_sigterm(signum, frame):
+    staging = _state["staging"]
+    where = "site/" if staging is None else f"{staging.target.name}/"
+    done = (f"{where} holds the new build, which was already in place"
+            if staging is not None and staging.swapped else f"{where} is as before")
+    sys.stderr.write(f"generator: stopped by SIGTERM: its workers are stopped; {done}\n")
+    sys.stderr.flush()
+    raise SystemExit(143)  # unwinds like Ctrl-C: workers stopped, the fresh folder removed
+
+
 def on_startup(command, dirty):
     _state["command"] = command
-    if command in ("build", "gh-deploy") and not os.environ.get("RNN_EXPLAINER_LOCK_HELD"):
-        lock = _fresh("generator.lock").BuildLock()
-        lock.acquire()
-        _state["lock"] = lock
+    if command in ("build", "gh-deploy"):
+        lock = _fresh("generator.lock")
+        _state["lock"] = lock.BuildLock().acquire()
+        _state["warnings"] = _Warnings()
+        logging.getLogger("mkdocs").addHandler(_state["warnings"])
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
+            _state["sigterm"] = signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def on_shutdown():
+    if _state["staging"] is not None:
+        _state["staging"].discard()
+        _state["staging"] = None
+    if _state["sigterm"] is not None:
+        signal.signal(signal.SIGTERM, _state["sigterm"])
+        _state["sigterm"] = None
+    if _state["warnings"] is not None:
+        logging.getLogger("mkdocs").removeHandler(_state["warnings"])
+        _state["warnings"] = None
     if _state["lock"] is not None:
         _state["lock"].release()
         _state["lock"] = None
@@ -64,7 +106,14 @@ def on_shutdown():
 def on_config(config):
     pipeline = _fresh("generator.pipeline")
     _state["pipeline"] = pipeline.Pipeline(_state["command"] or "build")
-    return _call("on_config", config)
+    config = _call("on_config", config)
+    if _state["lock"] is not None:  # a build: into a fresh folder, never into site/ itself
+        if _state["staging"] is not None:
+            _state["staging"].discard()
+        _state["warnings"].count = 0  # what MkDocs' strict mode counts: this build's
+        _state["staging"] = importlib.import_module("generator.lock").Staging(config.site_dir)
+        config.site_dir = _state["staging"].begin()
+    return config
 
 
 def on_files(files, config):
@@ -73,3 +122,18 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     return _call("on_page_markdown", markdown, page)
+
+
+@event_priority(-100)  # after every other hook has written its files (the math font)
+def on_post_build(config):
+    staging = _state["staging"]
+    if staging is None:
+        return
+    if config.strict and _state["warnings"].count:
+        return  # MkDocs aborts the build right after this; site/ stays as it was
+    try:
+        staging.swap()
+    except OSError as exc:
+        raise _plugin_error(f"cannot put the new site in place of {staging.target}: "
+                            f"{exc.strerror or exc}") from None
+    config.site_dir = str(staging.target)  # what gh-deploy publishes: the new site/

@@ -9,12 +9,14 @@ What a script prints, named by the command that prints it (any page):
 What the page's chapter module draws (generator/chapters/<page>.py):
 
     <!-- gen figure decay -->     a plot        <!-- gen diagram lstm_cell -->  a cell drawing
+    <!-- gen widget decay_widget -->  an interactive figure (added by JavaScript; none without)
     <!-- gen block timing -->     any block     <!-- gen inline setup -->       inline text
 
 A table, an output, a figure, a diagram and a block stand alone on their line;
 a value and an inline marker stand inside a sentence. Anything that starts like
 a marker (``<!-- gen``) but does not parse is an error, with the file and the
-line. Markers written inside code (spans or fenced blocks) are documentation.
+line. Markers written inside code (spans, fenced blocks, or blocks indented four
+spaces deeper than the text they stand in) are documentation.
 
 A value's format is a Python format spec (``:.4f``, ``:,``, ``:.1%``) or one of
 ``sci`` (two significant digits, ``7.1 × 10⁻¹⁵`` with a real superscript),
@@ -33,6 +35,9 @@ from .tables import command
 START = re.compile(r"<!--\s*gen\b")  # anything that claims to be a marker
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[ \t]*$", re.M | re.S)  # fenced code
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)  # inline code
+# What opens a block whose body is indented four spaces: an admonition or a details block,
+# a tab, a list item, a footnote, a definition. Inside it, code is indented four more.
+CONTAINER = re.compile(r"(!!!|\?\?\?\+?|===)[ \t]|[-*+][ \t]|\d+[.)][ \t]|\[\^[^\]]+\]:|:[ \t]")
 BODY = re.compile(r"<!--\s*gen\s+(.*?)\s*-->", re.S)
 NAME = r"[a-z][a-z0-9_]*"
 FIELD = r"[A-Za-z_][A-Za-z0-9_]*"  # a record's field: h_1, C_t, W_xz
@@ -48,7 +53,7 @@ PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_
 EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
             "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
             "<!-- gen output from SCRIPT.py [FLAGS] -->, or "
-            "<!-- gen figure|diagram|block|inline NAME -->")
+            "<!-- gen figure|diagram|widget|block|inline NAME -->")
 
 
 @dataclass(frozen=True)
@@ -78,12 +83,43 @@ class Marker:
         return f"{self.kind} {self.name}{fmt} from {command(self.script, self.argv)}"
 
 
+def _blank(text):
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _mask_indented(text):
+    """The text with its indented code blocks blanked out: after a blank line, lines
+    indented four spaces more than the body of the block they stand in (none at the top
+    level; an admonition's or a list item's, four deeper than its first line), as
+    Python-Markdown reads them. A line indented less after a blank line closes the
+    blocks it is outside of; without a blank line before it, it continues a paragraph."""
+    out, bodies, blank, code = [], [], True, False
+    for line in text.splitlines(keepends=True):
+        expanded = line.rstrip("\n").expandtabs(4)
+        if not expanded.strip():
+            out.append(line)
+            blank = True
+            continue
+        indent = len(expanded) - len(expanded.lstrip())
+        if blank:
+            while bodies and bodies[-1] > indent:
+                bodies.pop()
+        code = indent >= (bodies[-1] if bodies else 0) + 4 and (blank or code)
+        if code:
+            out.append(_blank(line))
+        else:
+            out.append(line)
+            if CONTAINER.match(expanded, indent):
+                bodies.append(indent + 4)
+        blank = False
+    return "".join(out)
+
+
 def _mask_code(text):
     """The text with code blocks and code spans blanked out (same length): a marker
     written inside code is documentation, not a marker."""
-    def blank(m):
-        return re.sub(r"[^\n]", " ", m.group(0))
-    return CODE_SPAN.sub(blank, FENCE.sub(blank, text))
+    text = FENCE.sub(lambda m: _blank(m.group(0)), text)
+    return CODE_SPAN.sub(lambda m: _blank(m.group(0)), _mask_indented(text))
 
 
 def parse(page, text):

@@ -29,15 +29,12 @@ from . import chapter as registry
 from . import markers as marker_syntax
 from . import runs
 from .cache import FileHashes, PageCache, check_usable, page_cache_dir, run_cache_dir
-from .chapter import CODE, DOCS, ROOT, GeneratorError
+from .chapter import CODE, ROOT, GeneratorError, log
 
 RUN_CACHE_SETTING = "set RNN_EXPLAINER_CACHE to a folder that can be written"
 PAGE_CACHE_SETTING = "remove build/cache and build again"
-
-
-def log(message):
-    sys.stderr.write(message + "\n")  # one write: lines of parallel workers do not interleave
-    sys.stderr.flush()
+TIMEOUT_SETTING = "RNN_EXPLAINER_WORKER_TIMEOUT"  # seconds one script's pages may take
+TIMEOUT = 1800  # a fresh clone's slowest worker (chapter 14's, every model trained) takes ~200
 
 
 class Pipeline:
@@ -52,6 +49,7 @@ class Pipeline:
     def on_config(self, config):
         check_usable(run_cache_dir(), "run cache", RUN_CACHE_SETTING)
         check_usable(page_cache_dir(), "page cache", PAGE_CACHE_SETTING)
+        self.timeout = worker_timeout()
         self.chapters = registry.chapters()
         if not config.use_directory_urls:
             raise GeneratorError("mkdocs.yml: use_directory_urls must be true: the figures' "
@@ -114,7 +112,7 @@ class Pipeline:
             if f.src_uri in generated:
                 raise GeneratorError(f"docs/{f.src_uri}: this file is generated (from "
                                      "docs/code/ and the chapter registry); remove it from docs/")
-        jobs = {ch.script: self._job(ch, found, pages, config) for ch in self.chapters}
+        jobs = {ch.script: self._job(ch, found, pages) for ch in self.chapters}
         results = self._results(jobs)
         self.fragments = {page: {} for page in found}
         for page, markers in found.items():
@@ -125,12 +123,6 @@ class Pipeline:
             manifest, folder = results[ch.script]
             for rel in sorted(manifest["files"]):
                 files.append(File.generated(config, rel, abs_src_path=str(folder / rel)))
-        if os.environ.get("RNN_EXPLAINER_EXPORT"):
-            ours = (str(DOCS), str(page_cache_dir()))
-            for f in files:
-                if (not f.is_documentation_page() and f.inclusion.is_included()
-                        and f.abs_src_path and f.abs_src_path.startswith(ours)):
-                    _export(f.src_uri, Path(f.abs_src_path).read_bytes())
         return files
 
     def _pages(self, files):
@@ -161,7 +153,7 @@ class Pipeline:
                 raise GeneratorError(f"docs/{f.src_uri}: cannot read: {exc.strerror}") from None
         return pages
 
-    def _job(self, ch, found, pages, config):
+    def _job(self, ch, found, pages):
         """Everything a worker needs for one script, and nothing that does not change
         its output: the job is part of the page cache's key."""
         wanted = {}
@@ -172,9 +164,7 @@ class Pipeline:
                         "key": mk.key, "page": mk.page, "line": mk.line, "kind": mk.kind,
                         "name": mk.name, "fmt": mk.fmt, "argv": list(mk.argv)})
         title = re.search(r"^#\s+(.+?)\s*$", pages.get(ch.page, ""), re.M)
-        url = self.site_url or "/"
-        page_url = url.rstrip("/") + "/" + (ch.page[:-3] + "/" if config.use_directory_urls
-                                            else ch.page[:-3] + ".html")
+        page_url = (self.site_url or "/").rstrip("/") + "/" + ch.page[:-3] + "/"  # directory URLs
         return {"script": ch.script, "data": list(ch.data), "chapter": ch.module,
                 "markers": sorted(wanted.values(), key=lambda m: m["key"]),
                 "title": title.group(1) if title else ch.page, "page_url": page_url,
@@ -192,7 +182,7 @@ class Pipeline:
             else:
                 todo.append((script, group, job))
         if todo:
-            results.update(_run_workers(todo, cache))
+            results.update(_run_workers(todo, cache, self.timeout))
         return results
 
     # -- on_page_markdown --------------------------------------------------------
@@ -201,27 +191,29 @@ class Pipeline:
         src = page.file.src_uri
         markers = marker_syntax.parse(src, markdown)
         if not markers:
-            _export(src, markdown.encode("utf-8"))
             return markdown
         fragments = self.fragments.get(src, {})
         missing = [mk for mk in markers if mk.key not in fragments]
         if missing:
             raise GeneratorError(f"{missing[0].where}: marker {missing[0].text} was added to "
                                  "the page while it was being built; build again")
-        markdown = marker_syntax.substitute(markdown, markers, fragments)
-        _export(src, markdown.encode("utf-8"))
-        return markdown
+        return marker_syntax.substitute(markdown, markers, fragments)
 
 
-def _export(rel, data):
-    """With RNN_EXPLAINER_EXPORT=DIR, also write the generated docs tree there: every page
-    with its markers filled and every file of docs/ or of the generator (benchmarks/build.py
-    builds that tree with MkDocs alone: the floor a warm build is compared with)."""
-    folder = os.environ.get("RNN_EXPLAINER_EXPORT")
-    if folder:
-        target = Path(folder) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+def worker_timeout():
+    """How long one script's worker may run (seconds): $RNN_EXPLAINER_WORKER_TIMEOUT, else
+    TIMEOUT."""
+    text = os.environ.get(TIMEOUT_SETTING, "").strip()
+    if not text:
+        return TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise GeneratorError(f"{TIMEOUT_SETTING}={text!r}: give the seconds one script's pages "
+                             f"may take, a number above 0 (unset, it is {TIMEOUT})")
+    return seconds
 
 
 def _configured_site_url(config):
@@ -234,45 +226,88 @@ def _configured_site_url(config):
         return config.site_url or ""
 
 
-def _run_workers(todo, cache, slots=None):
+def _run_workers(todo, cache, timeout, slots=None):
     """Compute the scripts' content in fresh processes, `slots` at a time, the one that
-    took longest last time first; store each result in the page cache."""
+    took longest last time first; store each result in the page cache.
+
+    Each worker holds the read end of a pipe whose write end only this process has: when
+    this process ends, however it ends (SIGKILL included), the workers see the pipe close
+    and stop, so none runs on unseen. A worker still running says so every minute (every
+    quarter of the limit, if that is shorter) and is stopped at `timeout` seconds."""
     slots = slots or max(1, min(len(todo), os.cpu_count() or 1))
     order = sorted(todo, key=lambda t: -(cache.last_seconds(t[1]) or 1e9))
+    every = min(60.0, timeout / 4)
     waiting, running, results = list(order), [], {}
+    watch, alive = os.pipe()
     try:
         while waiting or running:
             while waiting and len(running) < slots:
                 script, group, job = waiting.pop(0)
                 tmp = cache.new_folder(group)
                 (tmp / "job.json").write_text(json.dumps(job), "utf-8")
-                # Ctrl-C held back while the worker starts: one landing inside Popen would
-                # leave a worker nobody stops. The worker starts with SIGINT blocked and
-                # unblocks it first thing, so a Ctrl-C meanwhile reaches it then.
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                # Ctrl-C and SIGTERM held back while the worker starts: one landing inside
+                # Popen would leave a worker nobody stops. The worker starts with them
+                # blocked and unblocks them first thing, so one sent meanwhile reaches it then.
+                held = {signal.SIGINT, signal.SIGTERM}
+                signal.pthread_sigmask(signal.SIG_BLOCK, held)
                 try:
                     proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
-                                             str(tmp / "job.json"), str(tmp)], cwd=ROOT,
+                                             str(tmp / "job.json"), str(tmp), str(watch)],
+                                            cwd=ROOT, pass_fds=(watch,),
                                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-                    running.append((proc, script, group, job, tmp, time.perf_counter()))
+                    now = time.monotonic()
+                    running.append([proc, script, group, job, tmp, now, now + every])
                 finally:
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
                 log(f"generator: computing {script}'s pages in a fresh process")
             time.sleep(0.05)
             for entry in list(running):
-                proc, script, group, job, tmp, started = entry
+                proc, script, group, job, tmp, started, next_line = entry
                 if proc.poll() is None:
+                    _still_running(entry, timeout, every)
                     continue
                 running.remove(entry)
                 results[script] = _collect(proc, script, group, job, tmp, cache, started)
     except BaseException:
         for proc, *_rest in running:
             proc.terminate()
-        for proc, *_rest, tmp, _started in running:
-            proc.wait()
-            shutil.rmtree(tmp, ignore_errors=True)
+        for proc, *_rest in running:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(_rest[3], ignore_errors=True)
         raise
+    finally:
+        os.close(watch)
+        os.close(alive)
     return results
+
+
+def _still_running(entry, timeout, every):
+    """Stop a worker at the limit; say now and then that it is still running."""
+    proc, script, group, job, tmp, started, next_line = entry
+    now = time.monotonic()
+    if now - started < timeout and now < next_line:
+        return
+    try:
+        doing = (tmp / "doing").read_text("utf-8").strip()  # what the worker said it does
+    except OSError:
+        doing = ""
+    if now - started >= timeout:
+        raise GeneratorError(
+            f"docs/code/{script}: its pages took longer than {_duration(timeout)}, the limit "
+            f"for one script's pages" + (f", {doing}" if doing else "") + ": stopped. If "
+            f"they need longer, set {TIMEOUT_SETTING} to the seconds they may take")
+    entry[6] = next_line + every
+    log(f"generator: still computing {script}'s pages after {_duration(now - started)}"
+        + (f", {doing}" if doing else "") + f"; the limit is {_duration(timeout)} "
+        f"({TIMEOUT_SETTING})")
+
+
+def _duration(seconds):
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _collect(proc, script, group, job, tmp, cache, started):
@@ -286,12 +321,12 @@ def _collect(proc, script, group, job, tmp, cache, started):
     if "error" in result:
         shutil.rmtree(tmp, ignore_errors=True)
         raise GeneratorError(result["error"])
-    (tmp / "job.json").unlink()
-    (tmp / "result.json").unlink()
+    for done in ("job.json", "result.json", "doing"):
+        (tmp / done).unlink(missing_ok=True)
     (tmp / "files").mkdir(exist_ok=True)
     folder = cache.store(group, tmp, job, result["deps"], result["fragments"], result["files"],
                          result["seconds"])
-    log(f"generator: {script}'s pages computed in {time.perf_counter() - started:.1f} s")
+    log(f"generator: {script}'s pages computed in {time.monotonic() - started:.1f} s")
     manifest = {"fragments": result["fragments"], "files": result["files"]}
     return manifest, folder
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import FORMAT, digest, sha256
-from .chapter import CODE, ROOT, GeneratorError
+from .chapter import CODE, ROOT, GeneratorError, log
 from .tables import command
 
 REQUIRED = ("REPORTS", "DEFAULT", "OPTIONS", "add_options", "Printer", "parse_args", "run",
@@ -150,14 +150,11 @@ def summary(module, name):
     return first[:1].upper() + first[1:]
 
 
-def describe(exc):
-    """An exception in one line, with the deepest place in a served script or the
-    generator where it happened."""
-    machinery = ROOT / "generator"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if f.filename.startswith(str(ROOT)) and (
-                  not f.filename.startswith(str(machinery))
-                  or f.filename.startswith(str(machinery / "chapters")))]
+def describe(exc, generator_too=False):
+    """An exception in one line, with the deepest place in a served script or a chapter
+    module where it happened (generator_too: or anywhere in generator/, for its own bugs)."""
+    ours = (str(CODE), str(ROOT / "generator" / ("" if generator_too else "chapters")))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(ours)]
     where = ""
     if frames:
         f = frames[-1]
@@ -176,19 +173,19 @@ def run_key(module, data, argv):
                    "numpy": version("numpy")})
 
 
-def run_command(module, name, argv, data, cache, log=print):
+def run_command(module, name, argv, data, cache):
     """The Run of `python3 <name> <argv>`, from the cache or computed here and stored."""
     cmd = command(name, argv)
     key = run_key(module, data, argv)
     value = cache.load(name, key)
     if value is None:
-        value = _compute(module, name, argv, cmd, log)
+        value = _compute(module, name, argv, cmd)
         cache.store(name, key, value)
     return Run(cmd, value["text"], value["tables"], Record(value["records"], f"`{cmd}`"),
                value["seconds"])
 
 
-def _compute(module, name, argv, cmd, log):
+def _compute(module, name, argv, cmd):
     where = f"docs/code/{name}"
     err = io.StringIO()
     try:

@@ -15,6 +15,7 @@ is what the page cache checks before reusing the result.
 
 import os
 import signal
+import threading
 
 # One BLAS thread, as a reader's `python3 gru.py` uses: at these matrix sizes threads
 # only cost time, and float32 sums differ in the last bits with the thread count.
@@ -22,6 +23,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import json  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -37,14 +39,9 @@ from .tables import command, command_table, console_block, format_value  # noqa:
 RUN_KINDS = ("table", "value", "output")  # markers that show a command's output
 
 
-def log(message):
-    sys.stderr.write(message + "\n")  # one write: lines of parallel workers do not interleave
-    sys.stderr.flush()
-
-
-def compute(job, out):
+def compute(job, out, doing=lambda what: None):
     """Every fragment and file the job asks for: ({marker key: markdown}, {path: sha256},
-    {file a producer quoted: its sha256 as read})."""
+    {file a producer quoted: its sha256 as read}). doing(what) says what it does now."""
     name = job["script"]
     script = runs.load_script(name)
     cache = RunCache()  # $RNN_EXPLAINER_CACHE, inherited from the build
@@ -54,7 +51,11 @@ def compute(job, out):
 
     def get_run(argv):
         if argv not in memo:
-            memo[argv] = runs.run_command(script, name, argv, data, cache, log)
+            doing(f"running `{command(name, argv)}`")
+            run = runs.run_command(script, name, argv, data, cache)
+            for table, text in run.tables.items():
+                check_numbers(name, run.command, table, text)
+            memo[argv] = run
         return memo[argv]
 
     files = {}
@@ -70,6 +71,7 @@ def compute(job, out):
                 raise GeneratorError(f"{where}: {exc}") from None
             fragments[m["key"]] = run_fragment(m, run, where)
         else:
+            doing(f"drawing {m['kind']} {m['name']} (generator/chapters/{chapter.module}.py)")
             fragments[m["key"]] = producer_fragment(m, chapter, ctx, where)
     if chapter:
         code_page(job, chapter, script, get_run, files)
@@ -92,6 +94,36 @@ def run_fragment(m, run, where):
     value = lookup(run, m["name"], where)
     return format_value(value.plain() if isinstance(value, runs.Record) else value, m["fmt"],
                         f"{where}: {m['name']}")
+
+
+def _number(cell):
+    """The number a table cell shows (1,234.5; -0.25; 12%; nan), or None for text."""
+    text = cell.replace(",", "").replace("\u2212", "-").removesuffix("%").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def check_numbers(name, cmd, table, text):
+    """GeneratorError at the first cell of a printed table that is not a finite number
+    (nan, inf) in a column that holds numbers: a column with a finite number in it, or
+    one whose every cell is a number. Text columns ("4 x 4", a verdict) are left alone."""
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in text.split("\n") if line.startswith("|")]
+    header, body = rows[0], rows[2:]  # rows[1] is the alignment rule
+    for j, title in enumerate(header):
+        cells = [(n, row[j]) for n, row in enumerate(body, 1) if j < len(row) and row[j]]
+        values = [(n, cell, _number(cell)) for n, cell in cells]
+        numbers = [v for _, _, v in values if v is not None]
+        if not (any(math.isfinite(v) for v in numbers) or len(numbers) == len(values)):
+            continue
+        for n, cell, value in values:
+            if value is not None and not math.isfinite(value):
+                row = f"row {n}" + (f" ({header[0]} {body[n - 1][0]})" if j else "")
+                raise GeneratorError(
+                    f"docs/code/{name}: `{cmd}` prints table {table!r} with {cell!r} in column "
+                    f"{title!r}, {row}: a table on the site shows finite numbers only")
 
 
 def lookup(run, dotted, where):
@@ -177,17 +209,30 @@ def dependencies(job, started_with, quoted):
     return hashes
 
 
+def watch_the_build(fd):
+    """Stop this process as soon as the build that started it is gone: the build alone
+    holds the pipe's write end, so reading gives end-of-file when it ends (SIGKILL too)."""
+    def watch():
+        while os.read(fd, 1):
+            pass
+        os._exit(143)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv=None):
-    job_path, out = (argv or sys.argv[1:])[:2]
+    job_path, out, watched = (list(argv or sys.argv[1:]) + [None])[:3]
+    if watched is not None:
+        watch_the_build(int(watched))
     out = Path(out)
     job = json.loads(Path(job_path).read_text("utf-8"))
     started = time.perf_counter()
     try:
-        # The build starts a worker with Ctrl-C held back (so that none is left running
-        # unseen); from here it interrupts the worker, and one pressed meanwhile lands now.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        # The build starts a worker with Ctrl-C and SIGTERM held back (so that none is left
+        # running unseen); from here they stop the worker, and one sent meanwhile lands now.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         started_with = inputs(job)
-        fragments, files, quoted = compute(job, out / "files")
+        fragments, files, quoted = compute(
+            job, out / "files", lambda what: (out / "doing").write_text(what, "utf-8"))
         result = {"fragments": fragments, "files": files,
                   "deps": dependencies(job, started_with, quoted),
                   "seconds": round(time.perf_counter() - started, 3)}
@@ -197,7 +242,9 @@ def main(argv=None):
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the build says so
         return 130
     except Exception as exc:  # a bug in the generator itself: one line, with where
-        result, status = {"error": f"unexpected {runs.describe(exc)}"}, 1
+        result = {"error": f"the worker for docs/code/{job['script']} failed in the generator "
+                           f"itself: {runs.describe(exc, generator_too=True)}"}
+        status = 1
     (out / "result.json").write_text(json.dumps(result), "utf-8")
     return status
 

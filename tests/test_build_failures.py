@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -197,30 +198,170 @@ def ctrl_c_as_in_a_terminal():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_interrupted_build(project):
-    """Ctrl-C while a worker computes: the usual line, no traceback, site/ unchanged."""
+def workers_of(proc):
+    """The pids of the generator's workers in proc's session (it started one of its own)."""
+    return subprocess.run(["pgrep", "-f", "generator.worker", "-s", str(proc.pid)],
+                          capture_output=True, text=True).stdout.split()
+
+
+def wait_until_gone(proc, seconds):
+    deadline = time.monotonic() + seconds
+    while workers_of(proc) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return workers_of(proc)
+
+
+def build_with_a_sleeping_worker(project, seconds=60):
+    """`python -m generator build` in its own session, returned once rnn.py's worker is
+    asleep inside `python3 rnn.py --vanish`."""
     edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
-         '    import time; time.sleep(60)\n    """factor ** distance')
-    before = tree_digest(project / "site")
+         f'    import time; time.sleep({seconds})\n    """factor ** distance')
     proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until the worker runs
-        workers = subprocess.run(["pgrep", "-f", "generator.worker", "-s", str(proc.pid)],
-                                 capture_output=True, text=True).stdout.split()
-        if workers:
-            break
+    while not workers_of(proc) and time.monotonic() < deadline:  # wait until the worker runs
         time.sleep(0.1)
-    assert workers, "no worker started"
-    time.sleep(0.5)
+    assert workers_of(proc), "no worker started"
+    time.sleep(1.5)  # past its imports, into the script
+    return proc
+
+
+def test_interrupted_build(project):
+    """Ctrl-C while a worker computes: the usual line, no traceback, site/ unchanged."""
+    before = tree_digest(project / "site")
+    proc = build_with_a_sleeping_worker(project)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "generator: interrupted: the site is as before" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert tree_digest(project / "site") == before
+
+
+def test_terminated_build(project):
+    """SIGTERM to the build alone (as a service manager or `kill` sends it): one line, exit
+    143, its worker stopped with it, site/ unchanged."""
+    before = tree_digest(project / "site")
+    proc = build_with_a_sleeping_worker(project)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    said = [line for line in err.splitlines() if "SIGTERM" in line]
+    assert said == ["generator: stopped by SIGTERM: its workers are stopped; site/ is as "
+                    "before"], err
+    assert "Traceback" not in err, err
+    assert wait_until_gone(proc, 10) == [], "a worker outlived the build"
+    assert tree_digest(project / "site") == before
+    assert [p.name for p in project.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_killed_build(project):
+    """SIGKILL to the build alone: nothing can run in it, yet its worker stops (it watches
+    a pipe only the build holds), site/ is unchanged, and the next build removes the
+    half-built folder the killed one left."""
+    before = tree_digest(project / "site")
+    script = project / "docs" / "code" / "rnn.py"
+    original = script.read_bytes()
+    proc = build_with_a_sleeping_worker(project, seconds=120)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert wait_until_gone(proc, 10) == [], "a worker outlived the killed build"
+    assert tree_digest(project / "site") == before
+    assert [p.name for p in project.iterdir() if p.name.startswith(".site.tmp-")] != []
+    script.write_bytes(original)
+    result = build(project)
+    assert result.returncode == 0, result.stderr
+    assert tree_digest(project / "site") == before
+    assert [p.name for p in project.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_script_that_hangs(project):
+    """A worker past its time limit is stopped, and says so every quarter of the limit
+    (every minute with the default of 30 minutes) until then."""
+    edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
+         '    import time; time.sleep(600)\n    """factor ** distance')
+    before = tree_digest(project / "site")
+    started = time.monotonic()
+    result = build(project, env={"RNN_EXPLAINER_WORKER_TIMEOUT": "15"}, timeout=180)
+    assert time.monotonic() - started < 120
+    assert result.returncode == 1, result.stderr
+    assert "generator: error: docs/code/rnn.py: its pages took longer than 15 s, the limit for " \
+           "one script's pages, running `python3 rnn.py --vanish`: stopped. If they need " \
+           "longer, set RNN_EXPLAINER_WORKER_TIMEOUT" in result.stderr
+    assert "generator: still computing rnn.py's pages after " in result.stderr
+    assert "the limit is 15 s (RNN_EXPLAINER_WORKER_TIMEOUT)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree_digest(project / "site") == before
+
+
+def test_worker_timeout_that_is_not_a_number(project):
+    result = fails_cleanly(project, "RNN_EXPLAINER_WORKER_TIMEOUT='soon': give the seconds",
+                           env={"RNN_EXPLAINER_WORKER_TIMEOUT": "soon"})
+    assert "computing" not in result.stderr
+
+
+def test_nan_in_a_table(project):
+    """A table cell that is not a finite number, in a column of numbers, is not published."""
+    edit(project / "docs" / "code" / "rnn.py", 'f"{e.survives:.6e}"',
+         'f"{e.survives * float(\'nan\'):.6e}"')
+    fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` prints table 'example' "
+                           "with 'nan' in column 'factor^47', row 1 (per-step factor 0.01): a "
+                           "table on the site shows finite numbers only")
+
+
+def test_plain_mkdocs_build_that_fails(project):
+    """`mkdocs build` alone (which empties its site_dir before it builds) leaves site/ whole."""
+    edit(project / "docs" / "index.md", "[conventions page](conventions.md)",
+         "[conventions page](no-such-page.md)")
+    before = tree_digest(project / "site")
+    mkdocs = os.path.join(os.path.dirname(sys.executable), "mkdocs")
+    result = subprocess.run([mkdocs, "build"], cwd=project, capture_output=True, text=True,
+                            timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 1, result.stderr
+    assert "Aborted with 1 warnings in strict mode!" in result.stdout + result.stderr
+    assert tree_digest(project / "site") == before
+    assert [p.name for p in project.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_bug_in_the_generator(project):
+    """An exception the generator did not expect: one line naming its place in generator/,
+    and the truth about site/."""
+    edit(project / "generator" / "pipeline.py", "        pages = self._pages(files)\n",
+         "        pages = self._pages(files)\n        {}['injected']\n")
+    result = fails_cleanly(project, "generator: error: unexpected KeyError: 'injected' (at "
+                                    "generator/pipeline.py:")
+    assert "in on_files), a bug in the generator (run with --traceback for details)\n" \
+           "generator: nothing was changed: the site is as before" in result.stderr
+
+
+def test_bug_in_the_generator_inside_a_worker(project):
+    edit(project / "generator" / "worker.py", '    name = job["script"]\n',
+         '    name = job["script"]\n    {}["injected"]\n')
+    result = fails_cleanly(project, "failed in the generator itself: KeyError: 'injected' (at "
+                                    "generator/worker.py:")
+    assert "generator: error: the worker for docs/code/" in result.stderr
+    assert "generator: nothing was changed: the site is as before" in result.stderr
+
+
+def test_interrupted_just_after_the_swap_says_so(project):
+    """Ctrl-C held back during the swap lands right after it: the new site is in place,
+    and the message says that, not "as before"."""
+    edit(project / "docs" / "conventions.md", "# GRU conventions, side by side",
+         "# GRU conventions, compared")
+    edit(project / "generator" / "lock.py", "            self.swapped = True\n",
+         "            self.swapped = True\n            os.kill(os.getpid(), signal.SIGINT)\n")
+    result = subprocess.run([sys.executable, "-m", "generator", "build"], cwd=project,
+                            capture_output=True, text=True, timeout=600,
+                            preexec_fn=ctrl_c_as_in_a_terminal,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 130, result.stderr
+    assert "generator: interrupted: site/ holds the new build, which was already in place" \
+        in result.stderr
+    html = (project / "site" / "conventions" / "index.html").read_text("utf-8")
+    assert "GRU conventions, compared" in html
+    assert [p.name for p in project.iterdir() if p.name.startswith(".site.")] == []
 
 
 def test_unknown_flag_of_the_generator(project):
@@ -237,12 +378,27 @@ def test_a_good_build_after_a_failure_replaces_the_site(project):
     assert "GRU conventions, compared" in html
 
 
-def test_editor_lock_and_dangling_symlink_in_docs_are_ignored(project):
+EDITOR_FILES = ("ch12-rnn.md~", "#ch12-rnn.md#", "ch12-rnn.md.swp", "code/rnn.py.swx",
+                "code/rnn.py.swo", "4913", "code/#rnn.py#", "code/.#rnn.py")  # and .#ch12-rnn.md
+
+
+def test_editor_files_and_dangling_symlink_in_docs_are_ignored(project):
+    """Editors' backups, autosaves, swap and probe files (vim's 4913) and lock symlinks
+    are neither built nor published; nor is a symlink to a deleted page."""
     (project / "docs" / ".#ch12-rnn.md").symlink_to("root@host.1234:1700000000")  # emacs
+    for name in EDITOR_FILES:
+        (project / "docs" / name).write_text("# an editor's file\n", "utf-8")
     (project / "docs" / "old-page.md").symlink_to(project / "docs" / "deleted.md")
     result = build(project)
     assert result.returncode == 0, result.stderr
     assert not (project / "site" / "old-page").exists()
+    published = [p.relative_to(project / "site").as_posix()
+                 for p in (project / "site").rglob("*")]
+    leaked = [p for p in published if p.rsplit("/", 1)[-1] in
+              {Path(n).name for n in EDITOR_FILES} | {".#ch12-rnn.md"}
+              or p.endswith(("~", ".swp", ".swx", ".swo")) or "#" in p]
+    assert leaked == [], leaked
+    assert "code/rnn.py" in published  # what they sit beside still is
 
 
 def test_serve_on_a_port_in_use_says_so_before_building(project):

@@ -19,9 +19,13 @@ def git(*args, cwd):
                                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}).stdout
 
 
-def deploy(tmp_path, branch=None):
-    """A copy of the project with `origin` a bare repository; run `make deploy`; return
-    (bare repository, branch)."""
+GIT_USER = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def project_with_origin(tmp_path, branch=None):
+    """A copy of the project, a git repository of its own whose `origin` is a bare
+    repository; returns (copy, bare repository)."""
     copy = copy_project(tmp_path / "project")
     (copy / ".venv").symlink_to(ROOT / ".venv")  # make's virtualenv, already installed
     if branch:
@@ -32,11 +36,18 @@ def deploy(tmp_path, branch=None):
     git("add", "docs", "generator", "overrides", "mkdocs.yml", "requirements.txt", "Makefile", cwd=copy)
     git("commit", "--quiet", "-m", "the project", cwd=copy)
     git("remote", "add", "origin", str(bare), cwd=copy)
-    result = subprocess.run(["make", "deploy"], cwd=copy, capture_output=True, text=True,
-                            timeout=900, env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH,
-                                              "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                                              "GIT_COMMITTER_NAME": "t",
-                                              "GIT_COMMITTER_EMAIL": "t@t"})
+    return copy, bare
+
+
+def make_deploy(copy):
+    return subprocess.run(["make", "deploy"], cwd=copy, capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH, **GIT_USER})
+
+
+def deploy(tmp_path, branch=None):
+    """`make deploy` in a copy whose origin is a bare repository; (bare repository, branch)."""
+    copy, bare = project_with_origin(tmp_path, branch)
+    result = make_deploy(copy)
     assert result.returncode == 0, result.stdout + result.stderr
     return bare, branch or "gh-pages"
 
@@ -106,3 +117,41 @@ def test_the_colab_links_follow_remote_branch(tmp_path):
     """Publishing to another branch moves the links with it: one setting, remote_branch."""
     bare, branch = deploy(tmp_path, branch="site-pages")
     check_colab(bare, branch)
+
+
+def branch_sha(repository, branch="gh-pages"):
+    result = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                            cwd=repository, capture_output=True, text=True)
+    return result.stdout.strip() or None
+
+
+def test_a_push_the_remote_rejects_is_one_line_and_leaves_the_local_branch(tmp_path):
+    """The remote refuses (a pre-receive hook here; a protected branch or no rights on
+    GitHub): one line saying so, no traceback, and no commit left on the local branch,
+    whether the branch did not exist yet or was published before."""
+    copy, bare = project_with_origin(tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    said = ("generator: error: publishing to origin's gh-pages failed: ! [remote rejected] "
+            "gh-pages -> gh-pages (pre-receive hook declined); nothing was published, and the "
+            "local branch gh-pages is as it was")
+    result = make_deploy(copy)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    assert [line for line in result.stderr.splitlines() if "error" in line.lower()
+            and not line.startswith("make:")] == [said], result.stderr
+    assert branch_sha(copy) is None and branch_sha(bare) is None
+
+    hook.unlink()
+    assert make_deploy(copy).returncode == 0
+    published = branch_sha(copy)
+    assert published and branch_sha(bare) == published
+
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    edit(copy / "docs" / "conventions.md", "# GRU conventions, side by side",
+         "# GRU conventions, compared")
+    result = make_deploy(copy)
+    assert result.returncode != 0 and said in result.stderr, result.stderr
+    assert branch_sha(copy) == published and branch_sha(bare) == published

@@ -114,10 +114,14 @@ def test_step_at_other_inputs():
     """--h-prev, --c-prev, --x-t move the step; with nothing in, every gate is its bias."""
     out = io.StringIO()
     args = gated.parse_args(["--step", "--h-prev", "0,0", "--x-t", "0,0", "--c-prev", "1,-2"])
-    record = gated.run(args, gated.Printer(out))["step"]
+    printer = gated.Printer(out)
+    record = gated.run(args, printer)["step"]
     assert record.lstm.f == [sig(1.0)] * 2 and record.lstm.i == [0.5, 0.5]
     assert record.lstm.C_t == pytest.approx([sig(1.0), -2 * sig(1.0)], abs=1e-15)
     assert (record.h_prev, record.x_t, record.C_prev) == ([0, 0], [0, 0], [1, -2])
+    shown = [row[1] for row in cells(printer.tables["weights"])[:3]]  # h_{t-1}, C_{t-1}, x_t
+    assert shown == [signed4([0, 0]), signed4([1, -2]), signed4([0, 0])], \
+        "the weights table shows other inputs than the step used"
     for bad in ("1", "1,2,3", "a,b", "0,11", "nan,0"):
         result = run_script("gated.py", "--step", "--x-t", bad)
         assert result.returncode == 2 and "--x-t" in result.stderr, bad

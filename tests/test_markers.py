@@ -65,6 +65,23 @@ def test_markers_inside_code_are_documentation():
     assert parse("building.md", text) == []
 
 
+def test_markers_in_indented_code_are_documentation_in_admonitions_they_are_not():
+    """Four spaces deeper than the text around it, after a blank line, is a code block
+    (Python-Markdown's reading); the body of an admonition or a list item is not."""
+    marker = "<!-- gen table decay from rnn.py --vanish -->"
+    code = f"Write this on its own line:\n\n    {marker}\n\nand build."
+    assert parse("building.md", code) == []
+    in_a_list = f"1. Write the marker:\n\n        {marker}\n\n2. Build."
+    assert parse("building.md", in_a_list) == []
+    shown = [(m.line, m.kind) for m in parse("p.md", f"??? note \"The table\"\n\n    {marker}\n")]
+    assert shown == [(3, "table")]
+    nested = (f"??? question \"Q\"\n\n    Text.\n\n    ??? success \"Answer\"\n\n"
+              f"        {marker}\n\n1. An item:\n\n    {marker}\n")
+    assert [m.line for m in parse("p.md", nested)] == [7, 11]
+    no_blank_line = f"A paragraph\n    {marker}\n"  # no code block can interrupt a paragraph
+    assert [m.line for m in parse("p.md", no_blank_line)] == [2]
+
+
 def test_unknown_script_names_the_ones_there_are():
     found = parse("p.md", "<!-- gen table decay from rnn2.py --vanish -->\n")
     with pytest.raises(GeneratorError, match=r"docs/p.md:1: unknown script .* docs/code/ has "

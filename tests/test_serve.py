@@ -8,11 +8,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
 
 from helpers import build, copy_project, edit
+
+
+EDITOR_FILES = ("ch12-rnn.md~", "#ch12-rnn.md#", "ch12-rnn.md.swp", "code/rnn.py.swx", "4913",
+                ".#ch12-rnn.md")
 
 
 def free_port():
@@ -44,6 +49,8 @@ def served(tmp_path_factory):
     """`python -m generator serve` (what `make serve` runs) on a free port in a copy."""
     copy = copy_project(tmp_path_factory.mktemp("serve"))
     assert build(copy).returncode == 0  # a warm page cache for the copy
+    for name in EDITOR_FILES:  # what an editor leaves beside the pages it has open
+        (copy / "docs" / name).write_text("# an editor's file\n", "utf-8")
     port = free_port()
     log = open(copy / "serve.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", str(port)],
@@ -56,6 +63,14 @@ def served(tmp_path_factory):
     proc.terminate()
     proc.wait(timeout=30)
     log.close()
+
+
+def test_editor_files_are_not_served(served):
+    copy, base, _ = served
+    assert fetch(base + "code/rnn.py") and fetch(base + "ch12-rnn/")  # what they sit beside
+    served_anyway = [name for name in EDITOR_FILES
+                     if fetch(base + urllib.parse.quote(name)) is not None]
+    assert served_anyway == []
 
 
 def clip_threshold_shown(html):

@@ -323,7 +323,7 @@ def format_bias_table(rows, powers=BIAS_POWERS):
     return format_table(header, body, "r" * len(header))
 
 
-def format_weights_table(forget_bias=b_f):
+def format_weights_table(forget_bias=b_f, h_prev=h_prev, C_prev=C_prev, x_t=x_t):
     """Every number the step uses: the state, the input and each gate's matrix."""
     def mat(m):
         return "[" + ", ".join("[" + ", ".join(f"{x:+.1f}" for x in row) + "]" for row in m) + "]"
@@ -426,6 +426,19 @@ class BiasReport:
 
 
 @dataclass
+class StepWeights:  # every weight the step uses: the weights table's, and the GRU's
+    W_f: List[List[float]]
+    W_i: List[List[float]]
+    W_C: List[List[float]]
+    W_o: List[List[float]]
+    b_i: List[float]
+    b_o: List[float]
+    W_z: List[List[float]]  # -W_f
+    W_r: List[List[float]]
+    W_h: List[List[float]]
+
+
+@dataclass
 class StepReport:
     h_prev: List[float]
     C_prev: List[float]
@@ -433,6 +446,7 @@ class StepReport:
     b_f: List[float]
     lstm: LSTMStep
     gru: GRUStep
+    weights: StepWeights
 
 
 @dataclass
@@ -505,7 +519,7 @@ def report_step(args, out):
     out.text("Step 3: one LSTM step, every gate shown")
     out.text(f"Two units, input size 2; every gate reads q = [h_{{t-1}}, x_t], length 4: "
              f"h_{{t-1}} = {vec(hp)}, C_{{t-1}} = {vec(Cp)}, x_t = {vec(x)}.")
-    out.table("weights", format_weights_table(bias))
+    out.table("weights", format_weights_table(bias, hp, Cp, x))
     out.table("lstm", format_lstm_table(lstm))
     out.text("The cell update, term by term:")
     out.table("cell_update", format_cell_update_table(lstm))
@@ -518,7 +532,11 @@ def report_step(args, out):
              "(2014) write the same step with z' = 1 - z, so that z' near 1 takes the\n"
              "candidate; in their notation, the same h_t:")
     out.table("gru_chung", format_gru_chung_table(gru))
-    return StepReport(list(hp), list(Cp), list(x), list(bias), lstm, gru)
+    def rows(m):  # a matrix of the settings, as lists
+        return [list(row) for row in m]
+    weights = StepWeights(rows(W_f), rows(W_i), rows(W_C), rows(W_o), list(b_i), list(b_o),
+                          rows(W_z), rows(W_r), rows(W_h))
+    return StepReport(list(hp), list(Cp), list(x), list(bias), lstm, gru, weights)
 
 
 def report_params(args, out):

@@ -4,8 +4,10 @@ Its tables and numbers need no code here: the page names them
 (<!-- gen table decay from rnn.py --vanish -->).
 """
 
+import math
+
 from generator import diagrams
-from generator.chapter import Chapter
+from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch12-rnn.md", "rnn.py")
 
@@ -99,3 +101,101 @@ def measured(ctx):
                                 "dashed rho to the t lines for every spectral radius",
                       caption="Solid: measured spectral norm of dh_t/dh_0. Dashed: rho^t, the "
                               "linearised prediction.")
+
+
+# -- interactive figures (docs/building.md, "Interactive figures") ---------------------
+
+def _decades(values, pad=1):
+    """{min, max}: whole powers of ten around the positive values, `pad` decades beyond."""
+    positive = [v for v in values if v > 0]
+    return {"min": 10.0 ** (math.floor(math.log10(min(positive))) - pad),
+            "max": 10.0 ** (math.ceil(math.log10(max(positive))) + pad)}
+
+
+def _rounded(curve):
+    """A curve for drawing only: three significant digits (the numbers shown are exact)."""
+    return [float(f"{v:.3g}") for v in curve]
+
+
+@CHAPTER.widget
+def decay_widget(ctx):
+    """The decay figure moved by hand: factor^k, recomputed in the page as
+    compute_decay does; at the table's factors and distances, the table's numbers."""
+    vanish = ctx.record("--vanish")
+    decay = vanish.decay
+    factors = [n / 100 for n in range(1, 151)]  # 0.01 .. 1.50
+    distances = list(range(len(decay.curves[0])))  # the plot's: 0 .. 100
+    missing = [f for f in decay.factors if f not in factors] + \
+        [k for k in decay.distances if k not in distances]
+    if missing:
+        raise GeneratorError(f"{ctx.where}: the sliders miss the table's {missing}")
+    shown = ", ".join(f"{f:g}" for f in decay.factors)
+    return ctx.widget("powers", {
+        "title": "The decay, moved by hand",
+        "param": {"label": "per-step factor", "values": factors,
+                  "index": factors.index(vanish.example[1].factor), "digits": 2},
+        "sigmoid": False,
+        "distance": {"label": "distance k (steps)", "values": distances,
+                     "index": distances.index(vanish.distance)},
+        "reference": {"values": list(decay.factors), "label": f"the plot above: factors {shown}"},
+        "x": {"min": distances[0], "max": distances[-1], "label": "distance k (steps)"},
+        "y": {**_decades([v for curve in decay.curves for v in curve]), "log": True,
+              "label": "factor^k"},
+        "line_label": "factor",
+        "legend": "the factor you set",
+        "caption": "Computed in your browser as <code>rnn.py --vanish</code> computes it: at the "
+                   "table's factors and distances these are the table's numbers. At k = "
+                   f"{vanish.distance} it is the 47-word example.",
+    })
+
+
+@CHAPTER.widget
+def scales_widget(ctx):
+    """The measured Jacobian over rnn.py --scales's grid: every position of the sliders is
+    a cell of that table, and the curve over t is the record's."""
+    scales, measure = ctx.record("--scales"), ctx.record("--measure")
+    radii, inputs, k = list(scales.radii), list(scales.input_scales), scales.distance
+    grid = scales.grid
+    # The figure above is --measure: these radii at its input scale, the same networks.
+    j0 = inputs.index(measure.input_scale)
+    context = [radii.index(m.radius) for m in measure.measured]
+    for m, i in zip(measure.measured, context):
+        if list(grid[i][j0].norms) != list(m.norms):
+            raise GeneratorError(f"{ctx.where}: --scales and --measure disagree at rho = "
+                                 f"{m.radius:g}: the widget would not start at the figure")
+    columns = [_decades([v for row in grid for v in row[j].norms], pad=0)
+               for j in range(len(inputs))]
+    cells = [[{"lines": [_rounded(m.norms)],
+               "numbers": [m.norms[k - 1], m.predicted[k - 1]],  # the table's two columns
+               "y": columns[j]} for j, m in enumerate(row)] for row in grid]
+    return ctx.widget("grid", {
+        "title": "The measured Jacobian, at every radius and input scale",
+        "command": "python3 rnn.py --scales",
+        "axes": [{"label": "spectral radius \u03c1 of U", "name": "\u03c1",
+                  "name_spoken": "spectral radius", "values": radii,
+                  "index": radii.index(measure.top_radius)},
+                 {"label": "input scale", "name": "input scale", "name_spoken": "input scale",
+                  "values": inputs, "index": j0}],
+        "cells": cells,
+        "rows": [{"lines": [_rounded(row[0].predicted)]} for row in grid],
+        "styles": {"cell": ["rw-main"], "row": ["rw-dash"]},
+        "numbers": [{"html": f"measured \u2016\u2202<i>h</i><sub>{k}</sub>/\u2202<i>h</i>"
+                             "<sub>0</sub>\u2016",
+                     "spoken": f"measured norm of the Jacobian after {k} steps"},
+                    {"html": f"\u03c1<sup>{k}</sup>", "spoken": f"rho to the {k}"}],
+        "context": {"indices": context},
+        "mark": k,
+        "x": {"min": 1, "max": len(grid[0][0].norms), "label": "t (steps back)"},
+        "y": {"log": True, "label": "\u2016\u2202h_t / \u2202h_0\u2016"},
+        "chart_label": "Measured norm of dh_t/dh_0 over t on a log scale, with rho to the t "
+                       "dashed; at",
+        "legend": [{"cls": "rw-main", "text": "measured"},
+                   {"cls": "rw-dash", "html": "\u03c1<sup><i>t</i></sup>, the linear prediction"},
+                   {"cls": "rw-mark", "text": f"t = {k}, the table's column"},
+                   {"cls": "rw-ref", "text": "measured at \u03c1 = "
+                    + ", ".join(f"{m.radius:g}" for m in measure.measured)
+                    + " (the plot above), at this input scale"}],
+        "caption": "Looked up, not computed: each position of the two sliders is a cell of "
+                   "the table above, printed by <code>python3 rnn.py --scales</code>; the "
+                   "curves are that run's record. The vertical axis follows the input scale.",
+    })

@@ -1,9 +1,12 @@
 """Chapter 13, LSTM and GRU: the figures of docs/ch13-gated.md, from docs/code/gated.py."""
 
+import math
+
 from generator import diagrams
-from generator.chapter import Chapter
+from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch13-gated.md", "gated.py")
+LSTM_STEP, GRU_STEP = "lstm-step", "gru-step"  # the step diagrams' ids (the widget finds them)
 
 
 @CHAPTER.diagram
@@ -11,25 +14,38 @@ def lstm_cell(ctx):
     return diagrams.lstm_cell(id_prefix="lstm-cell")
 
 
-def _step(ctx):
-    step = ctx.record("--step")
-    inputs = {"h_prev": list(step.h_prev), "x_t": list(step.x_t), "C_prev": list(step.C_prev)}
-    return step, inputs
+INPUTS = {"lstm": ("h_prev", "x_t", "C_prev"), "gru": ("h_prev", "x_t")}  # shown on each
+
+
+def _step_values(step, cell):
+    """What one cell's diagram shows of the --step record: its own values and its inputs."""
+    return {**getattr(step, cell).plain(), **{n: list(getattr(step, n)) for n in INPUTS[cell]}}
+
+
+def _paths(step, cell):
+    """{diagram key: its path in the --step record}: where the widget finds each value."""
+    return {**{key: f"{cell}.{key}" for key in getattr(step, cell).plain()},
+            **{n: n for n in INPUTS[cell]}}
+
+
+def _at(record, path):
+    """The plain value at a dotted path of a record ("lstm.f")."""
+    value = record
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value.plain() if hasattr(value, "plain") else value
 
 
 @CHAPTER.diagram
 def lstm_step(ctx):
-    step, inputs = _step(ctx)
-    return diagrams.lstm_cell({**step.lstm.plain(), **inputs}, id_prefix="lstm-step",
+    return diagrams.lstm_cell(_step_values(ctx.record("--step"), "lstm"), id_prefix=LSTM_STEP,
                               title="The LSTM cell, the step of the tables above")
 
 
 @CHAPTER.diagram
 def gru_step(ctx):
-    step, inputs = _step(ctx)
     # gated.py's GRU step is in d2l's convention (z keeps the state), the diagram's default
-    return diagrams.gru_cell({**step.gru.plain(), "h_prev": inputs["h_prev"],
-                              "x_t": inputs["x_t"]}, id_prefix="gru-step")
+    return diagrams.gru_cell(_step_values(ctx.record("--step"), "gru"), id_prefix=GRU_STEP)
 
 
 @CHAPTER.figure
@@ -137,3 +153,95 @@ def measured(ctx):
                                 "path follows sigma(b_f) to the t, the full Jacobian decays slower",
                       caption="Solid: the full Jacobian. Dotted: the cell path alone (product of "
                               "forget gates, median unit). Dashed: sigma(b_f)^t.")
+
+
+# -- interactive figures (docs/building.md, "Interactive figures") ---------------------
+
+@CHAPTER.widget
+def bias_widget(ctx):
+    """sigma(b_f)^k moved by hand, recomputed in the page as compute_bias does; at the
+    table's biases and distances, the table's numbers."""
+    bias = ctx.record("--bias")
+    rows = bias.rows
+    biases = [round(-2 + n / 10, 1) for n in range(81)]  # b_f = -2.0, -1.9, ..., 6.0
+    distances = list(range(len(rows[0].curve)))  # the plot's: 0 .. 100
+    missing = [r.b_f for r in rows if r.b_f not in biases] + \
+        [k for k in bias.powers if k not in distances]
+    if missing:
+        raise GeneratorError(f"{ctx.where}: the sliders miss the table's {missing}")
+    curves = [v for r in rows for v in r.curve]
+    return ctx.widget("powers", {
+        "title": "The forget-gate bias, moved by hand",
+        "param": {"label": "forget-gate bias", "html": "forget-gate bias <i>b</i><sub>f</sub>",
+                  "values": biases, "index": biases.index(1.0), "digits": 1},
+        "sigmoid": True,
+        "distance": {"label": "distance k (steps)", "values": distances,
+                     "index": distances.index(bias.distance)},
+        "reference": {"values": [r.b_f for r in rows],
+                      "label": "the plot above: b_f = " + ", ".join(f"{r.b_f:g}" for r in rows)},
+        "x": {"min": distances[0], "max": distances[-1], "label": "distance k (steps)"},
+        "y": {"min": 10.0 ** (math.floor(math.log10(min(curves))) - 1), "max": 10.0, "log": True,
+              "label": "\u03c3(b_f)^k"},
+        "line_label": "forget-gate bias",
+        "legend": "the bias you set",
+        "caption": "Computed in your browser as <code>gated.py --bias</code> computes it: at "
+                   "the table's biases and distances these are the table's numbers. "
+                   "\u03c3(<i>b</i><sub>f</sub>) is also the forget gate of "
+                   "<code>gated.py --step --forget-bias B --h-prev 0,0 --x-t 0,0</code>.",
+    })
+
+
+# The tables of --step whose numbers the widget recomputes: {table: [(row, path)]}, the
+# value column of gated.py's format_*_table, row by row. The build checks each against
+# the printed table, so a change of gated.py's tables fails here, not in the reader's page.
+STEP_TABLES = {
+    "weights": [(0, "h_prev"), (1, "C_prev"), (2, "x_t"), (7, "b_f")],
+    "lstm": [(0, "lstm.f"), (1, "lstm.i"), (2, "lstm.C_tilde"), (3, "lstm.o"),
+             (4, "lstm.C_t"), (5, "lstm.h_t")],
+    "cell_update": [(0, "lstm.kept"), (1, "lstm.added"), (2, "lstm.C_t")],
+    "gru": [(0, "gru.z"), (1, "gru.r"), (2, "gru.h_tilde"), (3, "gru.h_t")],
+    "gru_chung": [(0, "gru.z_chung"), (1, "gru.r"), (2, "gru.h_tilde"), (3, "gru.h_t")],
+}
+STEP_LIMITS = {"min": -10, "max": 10, "maxLength": 12}  # what gated.py's --x-t etc. accept
+
+
+@CHAPTER.widget
+def step_widget(ctx):
+    """The LSTM and GRU steps of 13.4 and 13.5 with inputs the reader types: the page
+    computes the step from the record's weights, and its tables, diagrams and command
+    labels follow."""
+    run, step = ctx.run("--step"), ctx.record("--step")
+    tables = []
+    for name, rows in STEP_TABLES.items():
+        printed = [line.strip().strip("|").split("|")[-1].strip()
+                   for line in run.tables[name].splitlines()[2:]]
+        spec = []
+        for row, path in rows:
+            shown = diagrams.fmt_vec(_at(step, path))
+            if not printed[row].startswith(shown):
+                raise GeneratorError(f"{ctx.where}: row {row} of table {name} of `{run.command}` "
+                                     f"is {printed[row]!r}, not {path} = {shown}")
+            spec.append({"row": row, "value": path, "suffix": printed[row][len(shown):]})
+        tables.append({"cells": printed, "rows": spec})
+    inputs = [("x_t", "<i>x</i><sub><i>t</i></sub>", "x_t", "--x-t", list(step.x_t)),
+              ("h_prev", "<i>h</i><sub><i>t</i>\u22121</sub>", "h_(t-1)", "--h-prev",
+               list(step.h_prev)),
+              ("C_prev", "<i>C</i><sub><i>t</i>\u22121</sub>", "C_(t-1)", "--c-prev",
+               list(step.C_prev)),
+              ("b_f", "forget bias <i>b</i><sub>f</sub>", "b_f", "--forget-bias", [step.b_f[0]])]
+    return ctx.widget("cellstep", {
+        "title": "The cell step, editable",
+        "intro": "Type other inputs: your browser computes the step from the weights below, "
+                 "with the equations above, and the tables and diagrams of 13.4 and 13.5 "
+                 "follow, each under the command that prints the same numbers.",
+        "note": "The bar chart of the gates and the exercises keep the page\u2019s step.",
+        "prints": "prints these numbers.",
+        "command": run.command,
+        "weights": step.weights.plain(),
+        "inputs": [{"name": n, "html": h, "label": label, "flag": flag, "default": d}
+                   for n, h, label, flag, d in inputs],
+        "limits": STEP_LIMITS,
+        "tables": tables,
+        "diagrams": [{"id": LSTM_STEP, "keys": _paths(step, "lstm")},
+                     {"id": GRU_STEP, "keys": _paths(step, "gru")}],
+    })

@@ -1,0 +1,310 @@
+/* The widget kit: what every interactive figure of the site shares (docs/building.md,
+   "Interactive figures"). Plain JavaScript, no library; loaded by ../widgets.js with
+   the first widget of a page, before the widget's own file.
+
+     RW.define(kind, mount)     a widget file registers itself; mount(host, data, kit)
+                                builds the figure into host from data (its JSON file)
+     kit.el(tag, attrs, kids)   an element (kit.svg(...) for SVG)
+     kit.fmt                    numbers exactly as the scripts print them (Python's
+                                format): fixed(x, 4, true) is f"{x:+.4f}", sci(x, 3) is
+                                f"{x:.3e}", vec(v) is the scripts' vec(), (+0.1000, -0.2000)
+     kit.slider(o)              a labelled <input type="range"> over a list of values
+     kit.numberField(o)         a text field for one number, checked as typed
+     kit.chart(o)               an SVG line chart, linear x, log or linear y, at the
+                                width of its column (redrawn when that changes)
+     kit.legend(items)          the chart's legend, as a list
+     kit.live(root)             a polite live region: announce(text), after a pause
+     kit.spoken(text)           "7.105e-15" as words for a screen reader
+
+   Colours come from widgets.css (the plots' palette, by Material's colour scheme);
+   motion only where the reader has not asked for less (prefers-reduced-motion).
+   Nothing here writes to the console: bad input is a message in the page. */
+(function () {
+  "use strict";
+  var kinds = {};
+  var SVG = "http://www.w3.org/2000/svg";
+  var count = 0;
+
+  function uid(prefix) { count += 1; return (prefix || "rw") + "-" + count; }
+
+  function build(node, attrs, kids) {
+    Object.keys(attrs || {}).forEach(function (name) {
+      var v = attrs[name];
+      if (v === null || v === undefined || v === false) return;
+      if (name === "text") node.textContent = v;
+      else if (name === "html") node.innerHTML = v;  // only ever the widget data's own markup
+      else node.setAttribute(name, v === true ? "" : String(v));
+    });
+    (kids || []).forEach(function (kid) {
+      if (kid === null || kid === undefined) return;
+      node.appendChild(typeof kid === "string" ? document.createTextNode(kid) : kid);
+    });
+    return node;
+  }
+  function el(tag, attrs, kids) { return build(document.createElement(tag), attrs, kids); }
+  function svg(tag, attrs, kids) { return build(document.createElementNS(SVG, tag), attrs, kids); }
+
+  // -- numbers, as Python formats them ------------------------------------------------
+  // toFixed and toExponential round a tie away from zero, Python to even; a double that
+  // is exactly a tie has a short exact expansion, so 25 more digits show it.
+  function negative(x) { return x < 0 || Object.is(x, -0); }
+
+  function fixed(x, digits, plus) {
+    if (x !== x) return "nan";
+    var sign = negative(x) ? "-" : (plus ? "+" : "");
+    var a = Math.abs(x);
+    if (a === Infinity) return sign + "inf";
+    var s = a.toFixed(digits);
+    var exact = a.toFixed(digits + 25);
+    var kept = exact.slice(0, exact.length - 25);
+    if (/^50*$/.test(exact.slice(exact.length - 25)) && +kept.replace(".", "").slice(-1) % 2 === 0) {
+      s = kept.replace(/\.$/, "");
+    }
+    return sign + s;
+  }
+
+  function sci(x, digits) {
+    if (x !== x) return "nan";
+    var sign = negative(x) ? "-" : "";
+    var a = Math.abs(x);
+    if (a === Infinity) return sign + "inf";
+    var s = a.toExponential(digits);
+    var m = /^(\d)\.?(\d*)e([+-]\d+)$/.exec(a.toExponential(digits + 25));
+    var kept = m[1] + m[2].slice(0, digits);
+    if (/^50*$/.test(m[2].slice(digits)) && +kept.slice(-1) % 2 === 0) {
+      s = m[1] + (digits ? "." + m[2].slice(0, digits) : "") + "e" + m[3];
+    }
+    var e = /^(.*)e([+-])(\d+)$/.exec(s);
+    return sign + e[1] + "e" + e[2] + (e[3].length < 2 ? "0" : "") + e[3];
+  }
+
+  function vec(v) { return "(" + v.map(function (x) { return fixed(x, 4, true); }).join(", ") + ")"; }
+
+  function spoken(text) {  // "7.105e-15" -> "7.105 times 10 to the power -15"
+    return String(text).replace(/(\d(?:\.\d+)?)e([+-])0*(\d+)/g, function (_, m, s, e) {
+      return e === "0" ? m : m + " times 10 to the power " + (s === "-" ? "minus " : "") + e;
+    });
+  }
+
+  // -- controls -------------------------------------------------------------------
+  // o: label (a node or text), values (the list the slider moves over), index (where
+  // it starts), text(value) (what the page shows), spoken(value) (aria-valuetext;
+  // text by default), onInput(value, index).
+  function slider(o) {
+    var id = uid("rw-range");
+    var input = el("input", { type: "range", id: id, min: 0, max: o.values.length - 1, step: 1,
+                              value: o.index });
+    var out = el("output", { "for": id, "aria-hidden": "true" });
+    var label = el("label", { "for": id }, [o.label]);  // text, or a node
+    function show() {
+      var v = o.values[+input.value];
+      out.textContent = o.text(v);
+      input.setAttribute("aria-valuetext", (o.spoken || o.text)(v));
+    }
+    input.addEventListener("input", function () { show(); o.onInput(o.values[+input.value], +input.value); });
+    show();
+    return {
+      root: el("div", { "class": "rw-slider" }, [label, input, out]),
+      input: input,
+      value: function () { return o.values[+input.value]; },
+      set: function (index) { input.value = index; show(); }
+    };
+  }
+
+  var NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;  // what Python's float() reads, less
+
+  // What a field holds: {value, text} or {error}. o: min, max, maxLength.
+  function readNumber(raw, o) {
+    var text = raw.trim();
+    var range = "a number from " + o.min + " to " + o.max;
+    if (text === "") return { error: "empty: type " + range };
+    if (text.length > o.maxLength) return { error: "too long: at most " + o.maxLength + " characters" };
+    if (!NUMBER.test(text)) return { error: "not a number: \u201c" + text + "\u201d; type " + range };
+    var x = Number(text);
+    if (!(x >= o.min && x <= o.max)) return { error: "out of range: " + text + "; type " + range };
+    return { value: x, text: text };
+  }
+
+  // o: label, name (in messages), text (the starting text), min, max, maxLength,
+  // message (the element whose id aria-describedby names), onChange() (after every edit:
+  // read field.error(), or field.value() and field.text(), the last good ones).
+  function numberField(o) {
+    var id = uid("rw-field");
+    // no inputmode="decimal": some phones' decimal pads have no minus sign
+    var input = el("input", { type: "text", id: id, autocomplete: "off",
+                              spellcheck: "false", value: o.text, size: 7,
+                              "aria-describedby": o.message.id });
+    var good = readNumber(o.text, o);
+    var error = null;
+    input.addEventListener("input", function () {
+      var got = readNumber(input.value, o);
+      error = got.error ? o.name + ": " + got.error : null;
+      if (error) input.setAttribute("aria-invalid", "true");
+      else { input.removeAttribute("aria-invalid"); good = got; }
+      o.onChange();
+    });
+    return {
+      root: el("span", { "class": "rw-field" }, [el("label", { "for": id }, [o.label]), input]),
+      input: input,
+      error: function () { return error; },
+      value: function () { return good.value; },  // the last good one
+      text: function () { return good.text; },
+      set: function (text) { input.value = text; good = readNumber(text, o); error = null;
+                             input.removeAttribute("aria-invalid"); }
+    };
+  }
+
+  function live(root) {
+    var region = el("p", { "class": "rw-live", role: "status" });
+    var timer = null;
+    root.appendChild(region);
+    return function announce(text) {
+      clearTimeout(timer);
+      timer = setTimeout(function () { region.textContent = text; }, 400);
+    };
+  }
+
+  function reducedMotion() {
+    return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  }
+
+  // -- the chart ------------------------------------------------------------------
+  // o: x {min, max, label}, y {min, max, log, label}, height (px, optional).
+  // chart.draw(spec): spec.lines [{y: [...], x0 (x of y[0], default x.min), dx (default 1),
+  // cls ("rw-main", "rw-ref", "rw-dash"), ylim}], spec.mark {x, y}, spec.y {min, max}
+  // (overrides o.y's range), spec.label (what the chart shows, for a screen reader).
+  function niceStep(span, most) {
+    var steps = [1, 2, 5];
+    for (var p = Math.pow(10, Math.floor(Math.log10(span / most))); ; p *= 10) {
+      for (var k = 0; k < steps.length; k++) if (span / (steps[k] * p) <= most) return steps[k] * p;
+    }
+  }
+
+  // An axis label with TeX-like sub- and superscripts: "\u2016\u2202h_t / \u2202h_0\u2016", "factor^k".
+  function scripted(node, text) {
+    var re = /([_^])(\{[^}]*\}|.)/g, from = 0, m;
+    while ((m = re.exec(text))) {
+      if (m.index > from) node.appendChild(svg("tspan", { text: text.slice(from, m.index) }));
+      node.appendChild(svg("tspan", { "baseline-shift": m[1] === "_" ? "sub" : "super", "font-size": "75%",
+                                      text: m[2].replace(/^\{|\}$/g, "") }));
+      from = m.index + m[0].length;
+    }
+    if (from < text.length) node.appendChild(svg("tspan", { text: text.slice(from) }));
+    return node;
+  }
+
+  function chart(o) {
+    var root = el("div", { "class": "rw-chart" });
+    var clip = uid("rw-clip");
+    var box = svg("svg", { role: "img", "class": "rw-svg", focusable: "false" });
+    root.appendChild(box);
+    var spec = null, width = 0, drawnWidth = 0;  // width: the column's, as last observed
+
+    function render() {
+      if (!spec) return;
+      var W = Math.max(260, Math.round(width || root.clientWidth || 640));
+      var phone = W < 520;
+      var H = o.height || (phone ? 250 : 300);
+      var L = phone ? 46 : 56, R = 12, T = 28, B = 44;  // the y label sits above the plot
+      var yr = spec.y || o.y, log = !!o.y.log;
+      var ylo = log ? Math.log10(yr.min) : yr.min, yhi = log ? Math.log10(yr.max) : yr.max;
+      var sx = function (x) { return L + (x - o.x.min) / (o.x.max - o.x.min) * (W - L - R); };
+      var sy = function (y) { var v = log ? Math.log10(y) : y; return T + (yhi - v) / (yhi - ylo) * (H - T - B); };
+      var n = function (v) { return Math.round(v * 10) / 10; };
+      drawnWidth = W;
+      box.setAttribute("viewBox", "0 0 " + W + " " + H);
+      box.setAttribute("width", W);
+      box.setAttribute("height", H);
+      box.setAttribute("aria-label", spec.label || "");
+      var kids = [svg("defs", {}, [svg("clipPath", { id: clip }, [
+        svg("rect", { x: L, y: T, width: W - L - R, height: H - T - B })])])];
+      var grid = svg("g", { "class": "rw-grid" }), ticks = svg("g", { "class": "rw-ticks" });
+      var xs = niceStep(o.x.max - o.x.min, phone ? 5 : 10);
+      for (var x = Math.ceil(o.x.min / xs) * xs; x <= o.x.max + 1e-9; x += xs) {
+        grid.appendChild(svg("line", { x1: n(sx(x)), x2: n(sx(x)), y1: T, y2: H - B }));
+        ticks.appendChild(svg("text", { x: n(sx(x)), y: H - B + 16, "text-anchor": "middle", text: String(x) }));
+      }
+      var ys = log ? Math.max(1, niceStep(yhi - ylo, phone ? 5 : 7)) : niceStep(yhi - ylo, 6);
+      for (var y = Math.ceil(ylo / ys) * ys; y <= yhi + 1e-9; y += ys) {
+        var at = n(sy(log ? Math.pow(10, y) : y));
+        grid.appendChild(svg("line", { x1: L, x2: W - R, y1: at, y2: at }));
+        var label = svg("text", { x: L - 6, y: at + 4, "text-anchor": "end" });
+        if (log) {
+          var e = Math.round(y);
+          label.appendChild(svg("tspan", { text: "10" }));
+          label.appendChild(svg("tspan", { dy: -6, "font-size": "0.75em",
+                                           text: (e < 0 ? "\u2212" : "") + Math.abs(e) }));
+        } else label.textContent = String(Math.round(y * 1e6) / 1e6);
+        ticks.appendChild(label);
+      }
+      kids.push(grid, ticks,
+                svg("path", { "class": "rw-axis", d: "M" + L + " " + T + "V" + (H - B) + "H" + (W - R) }),
+                scripted(svg("text", { "class": "rw-axis-label", x: (L + W - R) / 2, y: H - 6,
+                                       "text-anchor": "middle" }), o.x.label),
+                scripted(svg("text", { "class": "rw-axis-label", x: 4, y: 14 }), o.y.label));
+      var plot = svg("g", { "clip-path": "url(#" + clip + ")" });
+      (spec.lines || []).forEach(function (line) {
+        var d = "", x0 = line.x0 === undefined ? o.x.min : line.x0, dx = line.dx || 1, pen = "M";
+        line.y.forEach(function (v, k) {
+          if (!(log ? v > 0 : isFinite(v)) || !isFinite(v)) { pen = "M"; return; }
+          var py = Math.max(-1e4, Math.min(1e4, sy(v)));
+          d += pen + n(sx(x0 + k * dx)) + " " + n(py);
+          pen = "L";
+        });
+        plot.appendChild(svg("path", { "class": "rw-line " + (line.cls || "rw-main"), d: d }));
+      });
+      kids.push(plot);
+      if (spec.mark) {
+        var mx = sx(spec.mark.x), v = spec.mark.y;
+        var inside = (log ? v > 0 : isFinite(v)) && sy(v) >= T - 0.5 && sy(v) <= H - B + 0.5;
+        var my = inside ? sy(v) : (log && !(v > 0)) || sy(v) > H - B ? H - B : T;
+        kids.push(svg("line", { "class": "rw-mark-line", x1: n(mx), x2: n(mx), y1: T, y2: H - B }),
+                  svg("circle", { "class": "rw-mark" + (inside ? "" : " rw-off"), r: 5,
+                                  cx: 0, cy: 0, style: "transform: translate(" + n(mx) + "px," + n(my) + "px)" }));
+      }
+      var old = box.querySelector("circle.rw-mark");  // kept, so that it can move (widgets.css)
+      while (box.firstChild) box.removeChild(box.firstChild);
+      kids.forEach(function (kid) {
+        if (old && kid.classList && kid.classList.contains("rw-mark")) {
+          old.setAttribute("class", kid.getAttribute("class"));
+          old.setAttribute("style", kid.getAttribute("style"));
+          kid = old;
+        }
+        box.appendChild(kid);
+      });
+    }
+
+    if (window.ResizeObserver) {  // redrawn at the new width; never measured while drawing
+      new ResizeObserver(function (entries) {
+        width = entries[0].contentRect.width;
+        if (Math.max(260, Math.round(width)) !== drawnWidth) render();
+      }).observe(root);
+    }
+    return { root: root, draw: function (s) { spec = s; render(); } };
+  }
+
+  // items: [{cls, text}]: a swatch of the line's style, and what it is.
+  function legend(items) {
+    return el("ul", { "class": "rw-legend" }, items.map(function (item) {
+      return el("li", {}, [el("span", { "class": "rw-swatch " + item.cls, "aria-hidden": "true" }),
+                           el("span", { html: item.html || null, text: item.html ? null : item.text })]);
+    }));
+  }
+
+  var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
+              spoken: spoken, slider: slider, numberField: numberField, readNumber: readNumber,
+              chart: chart, legend: legend, live: live, reducedMotion: reducedMotion };
+
+  window.RW = {
+    kit: kit,
+    define: function (kind, mount) { kinds[kind] = mount; },
+    // Called by widgets.js once the kit, the widget's file and its data have loaded. The
+    // widget is built away from the page and shown whole, or not at all.
+    mount: function (kind, host, data) {
+      var figure = el("figure", { "class": "rw-figure" });
+      kinds[kind](figure, data, kit);
+      host.appendChild(figure);
+      host.setAttribute("data-state", "ready");
+    }
+  };
+})();

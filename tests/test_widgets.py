@@ -1,0 +1,559 @@
+"""The interactive figures in headless Chromium: every number they show is one the
+script prints.
+
+Each test runs the script itself (as a reader runs it, a subprocess in this project's
+virtualenv) for the settings it moves a widget to, and compares what the script prints
+with what the page shows; the widget's data file plays no part in the expected values.
+Where the script prints no table for a setting (a factor between the table's columns),
+the expected value is computed here, in Python, independently of the page.
+
+Also: a widget loads only when it comes near the screen, asks no other host, writes
+nothing to the console, works by keyboard and by touch, says what is wrong with bad
+input and keeps its last good state, passes axe-core's WCAG 2.1 A and AA rules while in
+use, moves only for readers who have not asked for less motion; and with JavaScript off
+the page is as built, every static figure shown.
+"""
+
+import json
+import math
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlparse
+
+import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
+import pytest
+import yaml
+
+from helpers import ROOT, SITE, StaticServer, cells_of_markdown, run_script, table_blocks
+
+pytestmark = pytest.mark.browser
+
+BASE = urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]).path.strip("/")
+PHONE = {"width": 390, "height": 844}
+AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
+AXE_RUN_JS = """async () => await axe.run(
+  {include: [['.rw-widget'], ['section.command-output'], ['figure.diagram']]},
+  {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
+WIDGET_FILES = ("/assets/widgets/", "/widgets/")  # the code and the data of the widgets
+
+
+# -- the script, as a reader runs it ---------------------------------------------------
+
+_runs = {}
+
+
+def printed(script, *args):
+    """What `python3 <script> <args>` prints (once per session); it must succeed."""
+    key = (script, *args)
+    if key not in _runs:
+        result = run_script(script, *args, timeout=300)
+        assert result.returncode == 0, f"{script} {' '.join(args)} failed: {result.stderr}"
+        _runs[key] = result.stdout
+    return _runs[key]
+
+
+def tables(script, *args):
+    """Every table the command prints, as rows of cells (the header first)."""
+    return [cells_of_markdown(t) for t in table_blocks(printed(script, *args))]
+
+
+def last_column(table):
+    return [row[-1] for row in table[1:]]
+
+
+# -- the browser -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(site, tmp_path_factory):
+    """The site at its published base path, as tests/test_browser.py serves it."""
+    root = tmp_path_factory.mktemp("served-widgets")
+    (root / BASE).symlink_to(site)
+    srv = StaticServer(root).start()
+    srv.url += BASE + "/"
+    yield srv
+    srv.stop()
+
+
+class Tab:
+    """One page in a context of its own, with everything it asked for and complained of."""
+
+    def __init__(self, browser, server, path, **context):
+        self.server = server
+        self.context = browser.new_context(**{"viewport": {"width": 1280, "height": 900},
+                                              **context})
+        self.requests, self.console, self.errors = [], [], []
+        self.context.on("request", lambda req: self.requests.append(req.url))
+        self.page = self.context.new_page()
+        self.page.on("console", lambda msg: msg.type in ("error", "warning")
+                     and self.console.append(f"{msg.type}: {msg.text}"))
+        self.page.on("pageerror", lambda err: self.errors.append(str(err)))
+        self.page.goto(server.url + path, wait_until="networkidle")
+
+    def widget(self, name):
+        """The widget whose data is <name>.json, scrolled to and mounted."""
+        host = self.page.locator(f'.rw-widget[data-src$="/{name}.json"]')
+        host.scroll_into_view_if_needed()
+        self.page.wait_for_function("(el) => el.dataset.state", arg=host.element_handle(),
+                                    timeout=10_000)
+        assert host.get_attribute("data-state") == "ready", f"{name} did not start"
+        return host
+
+    def check_clean(self):
+        foreign = sorted({u for u in self.requests if not self.server.is_local(u)})
+        assert not foreign, f"asked another host for {foreign}"
+        assert not self.console and not self.errors, self.console + self.errors
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def shared(browser, server):
+    """shared(path): one light 1280 px page per chapter for the tests that only set a
+    widget and read it (each sets every control it reads); opened once."""
+    opened = {}
+
+    def get(path):
+        if path not in opened:
+            opened[path] = Tab(browser, server, path)
+        return opened[path]
+
+    yield get
+    for t in opened.values():
+        t.close()
+
+
+@pytest.fixture
+def tab(browser, server):
+    """tab(path, **context): a page in a context of its own (a phone, no JavaScript, ...)."""
+    opened = []
+
+    def open_tab(path, **context):
+        t = Tab(browser, server, path, **context)
+        opened.append(t)
+        return t
+
+    yield open_tab
+    for t in opened:
+        t.close()
+
+
+def move(host, control, index):
+    """Set a widget's slider (data-control) to a position, as a drag does: an input event."""
+    host.locator(f'input[data-control="{control}"]').evaluate(
+        "(el, i) => { el.value = i; el.dispatchEvent(new Event('input', {bubbles: true})); }",
+        index)
+
+
+SWEEP_JS = """(host, settings) => settings.map((setting) => {
+  for (const [control, index] of Object.entries(setting)) {
+    const el = host.querySelector(`input[data-control="${control}"]`);
+    el.value = index;
+    el.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  const out = {};
+  host.querySelectorAll('[data-value]').forEach((n) => { out[n.dataset.value] = n.textContent; });
+  host.querySelectorAll('input[data-control]').forEach((n) => {
+    out[n.dataset.control] = n.getAttribute('aria-valuetext'); });
+  return out;
+})"""
+
+
+def sweep(host, settings):
+    """Move the sliders to each setting ({control: index}) in turn, as move() does, and
+    read what the widget shows there: [{data-value or control: text}]. In one call, so
+    that a grid of 55 settings takes a moment."""
+    return host.evaluate(SWEEP_JS, settings)
+
+
+def shown(host, name):
+    return host.locator(f'[data-value="{name}"]').inner_text()
+
+
+def data_of(name):
+    """A widget's data file as built: only where a test checks the file itself."""
+    return json.loads(next(SITE.glob(f"widgets/*/{name}.json")).read_text("utf-8"))
+
+
+# -- chapter 12: the decay ---------------------------------------------------------------
+
+def test_decay_shows_the_decay_table_at_its_factors_and_distances(shared):
+    decay = tables("rnn.py", "--vanish")[0]  # distance, factor 0.5, ..., factor 1.2
+    factors = [float(h.split()[-1]) for h in decay[0][1:]]
+    t = shared("ch12-rnn/")
+    host = t.widget("decay_widget")
+    starts = [host.locator(f'input[data-control="{c}"]').get_attribute("value")
+              for c in ("param", "distance")]
+    assert starts == ["49", "47"], "the widget does not start at the 47-word example, 0.5^47"
+    settings = [{"distance": int(row[0]), "param": round(f * 100) - 1}  # 0.01, 0.02, ...
+                for row in decay[1:] for f in factors]
+    expected = [cell for row in decay[1:] for cell in row[1:]]
+    got = [seen["power"] for seen in sweep(host, settings)]
+    assert got == expected, [(s, g, e) for s, g, e in zip(settings, got, expected) if g != e]
+    t.check_clean()
+
+
+@pytest.mark.parametrize("hundredths,k", [(1, 0), (1, 100), (37, 13), (93, 47), (101, 99),
+                                          (150, 100)])
+def test_decay_between_the_tables_columns_is_factor_to_the_k(shared, hundredths, k):
+    """No command prints factor 0.93; Python's own power, formatted as the script does."""
+    t = shared("ch12-rnn/")
+    host = t.widget("decay_widget")
+    move(host, "param", hundredths - 1)
+    move(host, "distance", k)
+    assert shown(host, "power") == f"{(hundredths / 100) ** k:.3e}"
+    t.check_clean()
+
+
+# -- chapter 12: the measured Jacobian over the grid -----------------------------------
+
+def test_every_position_of_the_scales_sliders_is_a_cell_of_rnn_py_scales(shared):
+    table = tables("rnn.py", "--scales")[0]
+    header, rows = table[0], table[1:]
+    t = shared("ch12-rnn/")
+    host = t.widget("scales_widget")
+    assert host.locator('input[data-control="axis0"]').get_attribute("value") == "6"  # 1.1
+    settings = [{"axis0": i, "axis1": j} for j in range(len(header) - 2) for i in range(len(rows))]
+    expected = [{"axis0": f"spectral radius {rows[i][0]}", "axis1": header[2 + j],
+                 "n0": rows[i][2 + j], "n1": rows[i][1]} for j in range(len(header) - 2)
+                for i in range(len(rows))]
+    got = sweep(host, settings)
+    wrong = [(e, g) for e, g in zip(expected, got) if g != e]
+    assert not wrong, f"{len(wrong)} of {len(got)} settings differ, first: {wrong[0]}"
+    t.check_clean()
+
+
+@pytest.mark.parametrize("scale", ["0", "0.1", "0.3", "1", "3"])
+def test_the_scales_curves_are_the_measured_ones(scale):
+    """The curves the widget draws (its data file, rounded to three digits for drawing)
+    against rnn.py --measure at that input scale: the norm after 47 steps and the mean
+    factor per step over all 100."""
+    data = data_of("scales_widget")
+    radii, scales = data["axes"][0]["values"], data["axes"][1]["values"]
+    j = scales.index(float(scale))
+    measured = tables("rnn.py", "--measure", "--input-scale", scale)[0]
+    for row in measured[1:]:
+        curve = data["cells"][radii.index(float(row[0]))][j]["lines"][0]
+        assert len(curve) == 100
+        assert math.isclose(curve[46], float(row[2]), rel_tol=6e-3), (scale, row)
+        assert math.isclose(curve[-1] ** (1 / 100), float(row[4]), abs_tol=2e-4), (scale, row)
+
+
+def test_the_scales_widget_starts_at_the_figure_above(shared):
+    """At its default setting the faint curves are the plot's: --measure's radii at its
+    input scale, the same networks."""
+    data = data_of("scales_widget")
+    measure = tables("rnn.py", "--measure")[0]
+    radii = data["axes"][0]["values"]
+    assert [radii[i] for i in data["context"]["indices"]] == [float(r[0]) for r in measure[1:]]
+    assert data["axes"][1]["values"][data["axes"][1]["index"]] == 1.0
+    t = shared("ch12-rnn/")
+    host = t.widget("scales_widget")
+    drawn = host.locator("path.rw-line").evaluate_all("ps => ps.map((p) => p.getAttribute('class'))")
+    assert drawn.count("rw-line rw-ref") == len(measure) - 1
+    assert drawn.count("rw-line rw-main") == 1 and drawn.count("rw-line rw-dash") == 1
+    t.check_clean()
+
+
+# -- chapter 13: the forget-gate bias ------------------------------------------------------
+
+def test_bias_shows_the_bias_table(shared):
+    table = tables("gated.py", "--bias")[0]  # b_f, f = sigma(b_f), f^10, f^47, f^100
+    powers = [int(h.split("^")[-1]) for h in table[0][2:]]  # f^10: printed, not typeset
+    t = shared("ch13-gated/")
+    host = t.widget("bias_widget")
+    biases = data_of("bias_widget")["param"]["values"]  # where the slider's positions are
+    settings = [{"param": biases.index(float(row[0])), "distance": k}
+                for row in table[1:] for k in powers]
+    expected = [{"factor": row[1], "power": cell} for row in table[1:] for cell in row[2:]]
+    got = [{"factor": g["factor"], "power": g["power"]} for g in sweep(host, settings)]
+    assert got == expected, [(s, g, e) for s, g, e in zip(settings, got, expected) if g != e]
+    t.check_clean()
+
+
+@pytest.mark.parametrize("b", ["-2", "-1.5", "0.3", "4.2", "6"])
+def test_bias_anywhere_is_the_forget_gate_of_a_step_with_no_input(shared, b):
+    """sigma(b) as gated.py prints it: the forget gate of a step whose q is zero."""
+    lstm = tables("gated.py", "--step", f"--forget-bias={b}", "--h-prev", "0,0", "--x-t", "0,0")[1]
+    f = next(row[-1] for row in lstm if row[0] == "forget f")
+    unit = re.fullmatch(r"\(\+(\d\.\d{4}), \+\1\)", f)
+    assert unit, f
+    t = shared("ch13-gated/")
+    host = t.widget("bias_widget")
+    biases = data_of("bias_widget")["param"]["values"]
+    move(host, "param", biases.index(float(b)))
+    move(host, "distance", 33)
+    assert shown(host, "factor") == unit.group(1)
+    assert shown(host, "power") == f"{(1 / (1 + math.exp(-float(b)))) ** 33:.3e}"
+    t.check_clean()
+
+
+# -- chapter 13: the cell step -----------------------------------------------------------
+
+STEP = "python3 gated.py --step"
+FIELDS = {"x_t": "--x-t", "h_prev": "--h-prev", "C_prev": "--c-prev", "b_f": "--forget-bias"}
+
+
+def page_step_tables(page, command):
+    """The value column of every table under the label `$ command`, in page order."""
+    return page.evaluate("""(cmd) => [...document.querySelectorAll('p.command code')]
+      .filter((c) => c.textContent.trim() === '$ ' + cmd)
+      .map((c) => [...c.parentNode.nextElementSibling.querySelector('table').tBodies[0].rows]
+        .map((tr) => tr.cells[tr.cells.length - 1].textContent.trim()))""", command)
+
+
+def chips(page, figure, key):
+    """A value chip of a step diagram, as the tables write it: (+0.7311, +0.6900)."""
+    texts = page.locator(f'#{figure} [data-key="{key}"] .dg-vec mn').all_text_contents()
+    return "(" + ", ".join(t.replace("\u2212", "-") for t in texts) + ")"
+
+
+def step_widget(t):
+    """The step widget of the shared page, back at the page's step."""
+    host = t.widget("step_widget")
+    host.get_by_role("button", name="Back to the page\u2019s step").click()
+    return host
+
+
+def type_inputs(host, values):
+    for name, numbers in values.items():
+        for n, text in enumerate(numbers):
+            field = host.locator(f'input[data-input="{name}.{n}"]')
+            field.fill("")
+            field.type(text)  # key by key, as a reader types
+
+
+def expected_step(values):
+    """The command for these inputs, built here, and what it prints: {table: value column}."""
+    args = []
+    for name, flag in FIELDS.items():
+        if name in values:
+            text = ",".join(values[name])
+            args.append(f"{flag}={text}" if text.startswith("-") else f"{flag} {text}")
+    argv = [a for arg in args for a in arg.split(" ", 1)]
+    printed_tables = [last_column(t) for t in tables("gated.py", "--step", *argv)]
+    return " ".join([STEP, *args]), dict(zip(("weights", "lstm", "cell_update", "gru",
+                                              "gru_chung"), printed_tables))
+
+
+STEP_CASES = {
+    "the issue's example": {"x_t": ["0.2", "-0.3"], "b_f": ["2"]},
+    "every input": {"x_t": ["-0.7", "0.05"], "h_prev": ["0.9", "-0.9"],
+                    "C_prev": ["-4", "1.5"], "b_f": ["-3"]},
+    "the edges": {"x_t": ["10", "-10"], "h_prev": ["-10", "10"], "C_prev": ["10", "-0"],
+                  "b_f": ["10"]},
+    "ties and exponents": {"x_t": ["0.03125", "-0.00005"], "h_prev": ["1e-1", "+.5"]},
+}
+
+
+@pytest.mark.parametrize("case", list(STEP_CASES))
+def test_the_step_tables_and_diagrams_are_what_the_command_prints(shared, case):
+    values = STEP_CASES[case]
+    command, want = expected_step(values)
+    t = shared("ch13-gated/")
+    host = step_widget(t)
+    # what it keeps up to date: 4 + 6 + 3 + 4 + 4 table rows, 11 + 6 vectors on the two
+    # diagrams (two numbers each), and the same 17 in the diagrams' descriptions
+    assert host.locator("figure").get_attribute("data-bound") == "21 34 17"
+    type_inputs(host, values)
+    assert host.locator("[data-command]").inner_text() == "$ " + command
+    got = page_step_tables(t.page, command)
+    assert len(got) == 5, f"{len(got)} tables under `{command}`"
+    assert sorted(got) == sorted(want.values()), f"`{command}`: the page shows {got}"
+    rows = dict(zip(("f", "i", "C_tilde", "o", "C_t", "h_t"), want["lstm"]))
+    rows.update(zip(("kept", "added"), want["cell_update"]))
+    rows.update(zip(("h_prev", "C_prev", "x_t"), want["weights"]))
+    for key, value in rows.items():
+        assert chips(t.page, "lstm-step", key) == value, f"the LSTM diagram's {key}"
+    gru = dict(zip(("z", "r", "h_tilde", "h_t"), want["gru"]))
+    gru.update(h_prev=want["weights"][0], x_t=want["weights"][2])
+    for key, value in gru.items():
+        assert chips(t.page, "gru-step", key) == value, f"the GRU diagram's {key}"
+    assert [shown(host, v) for v in ("f", "C_t", "h_t", "gru_h_t")] == \
+        [rows["f"], rows["C_t"], rows["h_t"], gru["h_t"]], "the widget's own summary"
+    desc = t.page.locator("#lstm-step desc").text_content()
+    assert all(value in desc for value in rows.values()), desc  # read out as well as drawn
+    host.get_by_role("button", name="Back to the page\u2019s step").click()
+    default, at_default = expected_step({})
+    assert sorted(page_step_tables(t.page, default)) == sorted(at_default.values())
+    t.check_clean()
+
+
+BAD = [("", "empty"), ("abc", "not a number"), ("12", "out of range"), ("-10.5", "out of range"),
+       ("1,2", "not a number"), ("0.1234567890123", "too long"), ("nan", "not a number"),
+       ("1e5", "out of range")]
+
+
+@pytest.mark.parametrize("text,says", BAD)
+def test_bad_input_says_so_and_keeps_the_last_good_step(shared, text, says):
+    good = {"x_t": ["0.2", "-0.3"]}
+    command, want = expected_step(good)
+    t = shared("ch13-gated/")
+    host = step_widget(t)
+    type_inputs(host, good)
+    field = host.locator('input[data-input="x_t.1"]')
+    field.fill(text)
+    message = host.locator(".rw-error")
+    assert message.is_visible() and says in message.inner_text(), message.inner_text()
+    assert "x_t, unit 2" in message.inner_text()
+    assert field.get_attribute("aria-invalid") == "true"
+    assert message.get_attribute("id") in field.get_attribute("aria-describedby")
+    assert sorted(page_step_tables(t.page, command)) == sorted(want.values()), \
+        "the tables left the last good step"
+    assert host.locator("[data-command]").inner_text() == "$ " + command
+    if text.strip() and says != "too long":  # the script refuses it too (a long number it
+        # reads: the page's limit is the field's, 12 characters, enough for any setting)
+        refused = run_script("gated.py", "--step", f"--x-t=0.2,{text}")
+        assert refused.returncode == 2, (text, refused.stdout[:200])
+    field.fill("-0.3")
+    assert not message.is_visible() and field.get_attribute("aria-invalid") is None
+    t.check_clean()
+
+
+# -- loading, weight, no JavaScript ------------------------------------------------------
+
+WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
+           "ch13-gated/": ("bias_widget", "step_widget")}
+
+
+@pytest.mark.parametrize("page_path", list(WIDGETS))
+def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
+    """Nothing of a widget is fetched as the page opens; scrolled to, each one starts."""
+    t = tab(page_path)
+    early = [u for u in t.requests if any(w in urlparse(u).path for w in WIDGET_FILES)]
+    assert not early, f"/{page_path} fetched widget files before they were in view: {early}"
+    for name in WIDGETS[page_path]:
+        t.widget(name)
+    fetched = {urlparse(u).path.rsplit("/", 1)[-1] for u in t.requests}
+    assert {"kit.js", "widgets.css"} <= fetched
+    assert {f"{n}.json" for n in WIDGETS[page_path]} <= fetched
+    t.check_clean()
+
+
+def test_each_widget_weighs_under_100_kb():
+    """Code, styles and data of each widget, loaded on demand: bounded all the same."""
+    assets = SITE / "assets" / "widgets"
+    shared = sum((assets / f).stat().st_size for f in ("kit.js", "widgets.css"))
+    for page, names in WIDGETS.items():
+        for name in names:
+            data = next(SITE.glob(f"widgets/*/{name}.json"))
+            kind = re.search(r'data-widget="(\w+)" data-src="[^"]*/' + name,
+                             (SITE / page / "index.html").read_text("utf-8")).group(1)
+            total = shared + (assets / f"{kind}.js").stat().st_size + data.stat().st_size
+            assert total < 100_000, f"{name}: {total:,} bytes"
+
+
+@pytest.mark.parametrize("page_path", list(WIDGETS))
+def test_without_javascript_the_page_is_as_built(tab, page_path):
+    t = tab(page_path, java_script_enabled=False)
+    html = (SITE / page_path / "index.html").read_text("utf-8")
+    plots = t.page.locator("figure.plot img")
+    assert plots.count() == html.count("<figure class=\"plot\"") * 2  # light and dark
+    for n in range(plots.count()):
+        img = plots.nth(n)
+        if img.get_attribute("src").endswith("#only-light"):
+            img.scroll_into_view_if_needed()
+            assert img.is_visible() and img.evaluate("(i) => i.complete && i.naturalWidth > 0")
+    assert t.page.locator("figure.diagram svg").count() == html.count('<figure class="diagram"')
+    assert t.page.locator(".rw-figure").count() == 0
+    heights = t.page.locator(".rw-widget").evaluate_all("hs => hs.map((h) => h.offsetHeight)")
+    assert heights and set(heights) == {0}, heights
+    assert not [u for u in t.requests if any(w in urlparse(u).path for w in WIDGET_FILES)]
+
+
+# -- accessibility, keyboard, touch, motion, both schemes ----------------------------------
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("page_path", list(WIDGETS))
+def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
+    t = tab(page_path, color_scheme=theme)
+    hosts = [t.widget(name) for name in WIDGETS[page_path]]
+    for host in hosts:
+        for control in host.locator("input[data-control]").all():
+            control.press("End")
+    if page_path == "ch13-gated/":
+        type_inputs(hosts[1], {"x_t": ["0.2", "oops"]})  # a message on screen too
+    assert t.page.locator("body").get_attribute("data-md-color-scheme") == \
+        {"light": "default", "dark": "slate"}[theme]
+    t.page.add_script_tag(content=AXE_JS)
+    result = t.page.evaluate(AXE_RUN_JS)  # the widgets, and what they change
+    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+           for v in result["violations"]]
+    assert not bad, f"/{page_path} ({theme}): {bad}"
+    assert result["passes"], "axe checked nothing"
+    t.check_clean()
+
+
+def test_sliders_work_by_keyboard_with_labels_and_spoken_values(tab):
+    t = tab("ch12-rnn/")
+    host = t.widget("decay_widget")
+    factor = host.get_by_label("per-step factor")
+    distance = host.get_by_label("distance k (steps)")
+    factor.focus()
+    factor.press("ArrowRight")  # 0.50 -> 0.51
+    assert factor.get_attribute("aria-valuetext") == "per-step factor 0.51"
+    factor.press("Tab")
+    assert distance.evaluate("(el) => el === document.activeElement")
+    distance.press("ArrowLeft")  # 47 -> 46
+    assert shown(host, "power") == f"{0.51 ** 46:.3e}"
+    distance.press("Home")
+    assert shown(host, "power") == "1.000e+00" and distance.get_attribute("aria-valuetext") == "0 steps"
+    status = host.locator('[role="status"]')  # once the keys pause
+    t.page.wait_for_function("(el) => el.textContent === '0.51 to the power 0: 1.000'",
+                             arg=status.element_handle(), timeout=5000)
+    t.check_clean()
+
+
+def test_fields_work_by_keyboard_and_announce_the_step(tab):
+    t = tab("ch13-gated/")
+    host = t.widget("step_widget")
+    first = host.locator('input[data-input="x_t.0"]')
+    first.focus()
+    t.page.keyboard.press("Control+a")
+    t.page.keyboard.type("0.2")
+    t.page.keyboard.press("Tab")
+    t.page.keyboard.press("Control+a")
+    t.page.keyboard.type("-0.3")
+    assert t.page.evaluate("document.activeElement.dataset.input") == "x_t.1"
+    command, want = expected_step({"x_t": ["0.2", "-0.3"]})
+    assert sorted(page_step_tables(t.page, command)) == sorted(want.values())
+    status = host.locator('[role="status"]')  # once typing pauses, the new forget gate
+    t.page.wait_for_function("([el, f]) => el.textContent.startsWith('forget gate ' + f)",
+                             arg=[status.element_handle(), want["lstm"][0]], timeout=5000)
+    t.check_clean()
+
+
+def test_a_phone_works_by_touch_and_nothing_runs_off_the_screen(tab):
+    t = tab("ch12-rnn/", viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    host = t.widget("decay_widget")
+    factor = host.locator('input[data-control="param"]')
+    box = factor.bounding_box()
+    factor.tap(position={"x": box["width"] - 2, "y": box["height"] / 2})  # the far end
+    assert factor.input_value() == "149" and shown(host, "power") == f"{1.5 ** 47:.3e}"
+    for name in ("decay_widget", "scales_widget"):
+        right = t.widget(name).evaluate("(el) => el.getBoundingClientRect().right")
+        assert right <= PHONE["width"], f"{name} runs to {right} px"
+    assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert host.locator("svg").evaluate("(s) => s.getBoundingClientRect().width") <= PHONE["width"]
+    t.check_clean()
+
+
+@pytest.mark.parametrize("motion,seconds", [("reduce", "0s"), ("no-preference", "0.12s")])
+def test_the_marker_moves_only_for_readers_who_allow_motion(tab, motion, seconds):
+    t = tab("ch12-rnn/", reduced_motion=motion)
+    host = t.widget("decay_widget")
+    duration = host.locator("circle.rw-mark").evaluate("(c) => getComputedStyle(c).transitionDuration")
+    assert duration == seconds
+    t.check_clean()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_widgets_follow_the_colour_scheme(tab, theme):
+    t = tab("ch12-rnn/", color_scheme=theme)
+    host = t.widget("decay_widget")
+    line = host.locator("path.rw-line.rw-main").evaluate("(p) => getComputedStyle(p).stroke")
+    text = host.locator(".rw-readout").evaluate("(p) => getComputedStyle(p).color")
+    assert line == {"light": "rgb(0, 114, 178)", "dark": "rgb(86, 180, 233)"}[theme]
+    assert text == t.page.locator(".md-typeset p").first.evaluate("(p) => getComputedStyle(p).color")
+    t.check_clean()
