@@ -3,6 +3,7 @@ from docs/code/deeper.py (one worker process trains each kind of model once)."""
 
 import html
 
+from generator import plotstyle
 from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch17-deeper.md", "deeper.py", data=("timemachine.txt",))
@@ -108,6 +109,19 @@ def heatmaps(ctx):
     def draw(axes, colors):
         from matplotlib.colors import LinearSegmentedColormap
 
+        fig = axes[0].figure
+        if fig.get_size_inches()[0] < plotstyle.SIZE[0] / 1.5:  # the phone's: too narrow for
+            for ax in axes:  # three maps side by side; the longest gets a row of its own
+                ax.remove()
+            *short, longest = widths
+            fig.set_size_inches(plotstyle.PHONE_WIDTH, 0.3 * (max(short) + longest) + 1.6)
+            columns = max(longest, sum(short) + len(short) - 1)  # a column apart
+            grid = fig.add_gridspec(2, columns, height_ratios=[max(short), longest])
+            axes, start = [], 0
+            for w in short:
+                axes.append(fig.add_subplot(grid[0, start:start + w]))
+                start += w + 1
+            axes.append(fig.add_subplot(grid[1, :]))
         cmap = LinearSegmentedColormap.from_list("weights", [colors.bg, colors.series[0]])
         for ax, (source, written, weights) in zip(axes, strings):
             rows = [list(r) for r in weights]
@@ -119,7 +133,9 @@ def heatmaps(ctx):
             for spine in ax.spines.values():
                 spine.set_visible(False)
             ax.set_xlabel("reads")
-        axes[0].set_ylabel("writes")
+        for ax in axes:
+            if ax.get_subplotspec().is_first_col():
+                ax.set_ylabel("writes")
         cbar = axes[-1].figure.colorbar(image, ax=list(axes), shrink=0.8, pad=0.02)
         cbar.outline.set_visible(False)
         cbar.set_label("weight")
