@@ -910,11 +910,12 @@ def format_reverse_table(lengths, without, with_):
 
 
 def format_weights_table(source, output, weights):
-    """One string's weights: a row per output step, a column per input symbol."""
-    header = ("output step j", "y_j") + tuple(f"{c} ({i})" for i, c in enumerate(source, 1))
-    rows = [(j, output[j - 1]) + tuple(f"{w:.2f}" for w in row)
+    """One string's weights: a row per output step j and the symbol y_j it writes, a
+    column per input symbol and its position."""
+    header = ("j: y_j",) + tuple(f"{c} ({i})" for i, c in enumerate(source, 1))
+    rows = [(f"{j}: {output[j - 1]}",) + tuple(f"{w:.2f}" for w in row)
             for j, row in enumerate(weights, 1)]
-    return format_table(header, rows, "rl" + "r" * len(source))
+    return format_table(header, rows, "l" + "r" * len(source))
 
 
 def format_alignment_table(lengths, mirror, near):
@@ -931,6 +932,15 @@ def format_exposure_table(lengths, forced, free):
 def format_recall_table(lags, without, with_, widths=None):
     rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
     return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
+
+
+def format_gradcheck_summary(rows):
+    """One row per backward pass: its parameters, their entries and the worst error."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    body = [(m, sum(r.model == m for r in rows), sum(r.entries for r in rows if r.model == m),
+             f"{max(r.relative_error for r in rows if r.model == m):.1e}") for m in models]
+    return format_table(("model", "parameters", "entries", "worst relative error"), body,
+                        "lrrr")
 
 
 def format_gradcheck_table(rows):
@@ -1281,6 +1291,8 @@ def report_gradcheck(args, out):
              f"encoder-decoder and the recall readout the first without attention, the second "
              f"with). The largest gap is the largest abs(a - n) over the entries, the "
              f"relative error that gap over the largest abs(a) + abs(n).")
+    out.table("gradcheck_models", format_gradcheck_summary(rows))
+    out.text("Parameter by parameter:")
     out.table("gradcheck", format_gradcheck_table(rows))
     passed = worst < 1e-6
     out.text(f"worst: {worst:.1e} ({'under' if passed else 'NOT under'} 1e-6)")
