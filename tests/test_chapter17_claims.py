@@ -171,7 +171,7 @@ def test_with_attention_every_string_of_every_length_in_every_seed(reverse):
     assert all(w == (1.0, 1.0, 1.0) for _, w in reverse.values())
 
 
-WEIGHTS_HEADER = re.compile(r"j: y\s*j")  # the page typesets y_j
+WEIGHTS_HEADER = re.compile(r"j: y_j")  # the header of a weights table
 
 
 def weight_tables(command):
