@@ -157,6 +157,14 @@ class FileHashes:
         return self._seen[rel]
 
 
+def job_key(job):
+    """The job as the page cache compares it: without the markers' line numbers, which
+    only say where an error is (a failed job is never stored), so that prose added above
+    a marker does not recompute the chapter."""
+    return {**job, "markers": [{k: v for k, v in m.items() if k != "line"}
+                               for m in job.get("markers", ())]}
+
+
 class PageCache:
     """One chapter's worker output: fragments and files, valid while its inputs are."""
 
@@ -178,7 +186,7 @@ class PageCache:
             manifest = self._manifest(entry)
             if manifest is None:
                 continue
-            if manifest["job"] != job:
+            if manifest["job"] != job_key(job):
                 continue
             if any(hashes(rel) != sha for rel, sha in manifest["deps"].items()):
                 continue
@@ -228,7 +236,7 @@ class PageCache:
 
     def store(self, group, tmp, job, deps, fragments, files, seconds):
         """Publish a worker's output (its files already in tmp/files/) as an entry."""
-        body = {"job": job, "deps": deps, "fragments": fragments, "files": files,
+        body = {"job": job_key(job), "deps": deps, "fragments": fragments, "files": files,
                 "seconds": seconds}
         _write_json(tmp / "manifest.json", {"format": FORMAT, "sha256": digest(body), **body})
         final = self._group(group) / digest(body)[:20]

@@ -120,14 +120,20 @@ class Context:
         draw(ax, colors) draws on the axes of a figure of either size: one matplotlib
         Axes, or the array that `fig.subplots(**grid)` returns when grid is given
         (dict(nrows=2, sharex=True)); alt describes what the plot shows (one line);
-        caption (optional) sits under it.
+        caption (optional) sits under it. Both sizes are checked for labels that
+        collide or leave the figure (plotstyle.layout_problems): the build fails naming
+        the figure and the labels.
         """
         if not alt or "\n" in alt:
             raise GeneratorError(f"{self.where}: a figure needs a one-line alt text")
         alt = html.escape(alt, quote=True)
         stem = posixpath.splitext(posixpath.basename(self.chapter.page))[0]
-        wide = plotstyle.render(draw, size, grid=grid)
-        narrow = plotstyle.render(draw, plotstyle.phone_size(size), phone=True, grid=grid)
+        try:
+            wide = plotstyle.render(draw, size, grid=grid)
+            narrow = plotstyle.render(draw, plotstyle.phone_size(size), phone=True, grid=grid)
+        except plotstyle.LayoutError as exc:  # labels a reader cannot read apart
+            raise GeneratorError(f"generator/chapters/{self.chapter.module}.py: figure "
+                                 f"{self.producer}: labels collide in {exc}") from None
         width, height = (round(v * plotstyle.DPI) for v in size)
         lines = ['<figure class="plot" markdown="0">']
         for theme in wide:

@@ -5,7 +5,9 @@ deploy` all go through here. MkDocs loads a hook file once per process, and the
 modules it imports stay loaded; so at the start of every build this shim drops
 every `generator.*` module and imports the pipeline afresh: under `mkdocs
 serve`, an edit to any generator module takes effect at the next rebuild. (The
-numbers themselves are computed in fresh worker processes, see worker.py.)
+numbers themselves are computed in fresh worker processes, see worker.py.) The site's
+own markers, the home page's list of chapters and each chapter's run-it lines,
+are filled from the registry by generator/site.py.
 
 A build (anything but `mkdocs serve`) keeps site/ whole the same way whichever
 command started it (lock.py): it takes the build lock for its whole run, builds
@@ -26,8 +28,8 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in watched folders: it would trigger rebuilds
 
-_state = {"command": None, "pipeline": None, "lock": None, "staging": None,
-          "warnings": None, "sigterm": None}
+_state = {"command": None, "pipeline": None, "site": None, "lock": None,
+          "staging": None, "warnings": None, "sigterm": None}
 
 
 def _fresh(name):
@@ -45,9 +47,14 @@ def _plugin_error(exc):
 
 
 def _call(method, *args):
-    """Call the pipeline; a GeneratorError becomes MkDocs' PluginError (one line, no traceback)."""
+    """Call the pipeline (see _guarded)."""
+    return _guarded(getattr(_state["pipeline"], method), *args)
+
+
+def _guarded(func, *args):
+    """func(*args); a GeneratorError becomes MkDocs' PluginError (one line, no traceback)."""
     try:
-        return getattr(_state["pipeline"], method)(*args)
+        return func(*args)
     except Exception as exc:
         if type(exc).__name__ == "GeneratorError":
             raise _plugin_error(exc) from None
@@ -117,10 +124,15 @@ def on_config(config):
 
 
 def on_files(files, config):
+    # The site's markers first: they are checked in a moment, the chapters' take workers.
+    site, pipeline = importlib.import_module("generator.site"), _state["pipeline"]
+    _state["site"] = _guarded(lambda: site.Site(pipeline.chapters, pipeline.colab,
+                                                pipeline._pages(files)))
     return _call("on_files", files, config)
 
 
 def on_page_markdown(markdown, page, config, files):
+    markdown = _guarded(_state["site"].fill, page.file.src_uri, markdown)
     return _call("on_page_markdown", markdown, page)
 
 

@@ -12,6 +12,12 @@ What the page's chapter module draws (generator/chapters/<page>.py):
     <!-- gen widget decay_widget -->  an interactive figure (added by JavaScript; none without)
     <!-- gen block timing -->     any block     <!-- gen inline setup -->       inline text
 
+What the site makes from its chapter registry (generator/site.py), on the pages
+each such producer serves (the home page, every chapter's page):
+
+    <!-- gen site chapters -->    the home page's chapter cards
+    <!-- gen site run -->         a chapter's "run it yourself" lines, Colab included
+
 A table, an output, a figure, a diagram and a block stand alone on their line;
 a value and an inline marker stand inside a sentence. Anything that starts like
 a marker (``<!-- gen``) but does not parse is an error, with the file and the
@@ -49,11 +55,12 @@ RUN_MARKERS = {
     "output": re.compile(rf"output\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
 }
 PRODUCER_MARKER = re.compile(rf"(?P<kind>{'|'.join(PRODUCER_KINDS)})\s+(?P<name>{NAME})$")
+SITE_MARKER = re.compile(rf"site\s+(?P<name>{NAME})$")  # placed as its producer says
 PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_KINDS}
 EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
             "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
-            "<!-- gen output from SCRIPT.py [FLAGS] -->, or "
-            "<!-- gen figure|diagram|widget|block|inline NAME -->")
+            "<!-- gen output from SCRIPT.py [FLAGS] -->, "
+            "<!-- gen figure|diagram|widget|block|inline NAME -->, or <!-- gen site NAME -->")
 
 
 @dataclass(frozen=True)
@@ -122,8 +129,10 @@ def _mask_code(text):
     return CODE_SPAN.sub(lambda m: _blank(m.group(0)), _mask_indented(text))
 
 
-def parse(page, text):
-    """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed."""
+def parse(page, text, site=False):
+    """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed.
+    The site's markers (<!-- gen site NAME -->) are left out, or with site=True are the only
+    ones returned: generator/site.py fills them, the chapters' scripts and modules the rest."""
     markers = []
     for m in START.finditer(_mask_code(text)):
         line = text.count("\n", 0, m.start()) + 1
@@ -135,6 +144,8 @@ def parse(page, text):
             fields = RUN_MARKERS[kind].match(body)
         elif kind in PRODUCER_KINDS:
             fields = PRODUCER_MARKER.match(body)
+        elif kind == "site":
+            fields = SITE_MARKER.match(body)
         if not full or not fields:
             shown = text[m.start(): full.end() if full else m.start() + 60].splitlines()[0]
             raise GeneratorError(f"docs/{page}:{line}: malformed marker {shown!r}; "
@@ -154,8 +165,9 @@ def parse(page, text):
         alone = text[line_start:m.start()].strip() == "" and text[full.end():line_end].strip() == ""
         markers.append(Marker(page, line, full.group(0), kind, groups.get("name") or "",
                               groups.get("fmt"), script, argv, alone, full.start(), full.end()))
+    markers = [mk for mk in markers if (mk.kind == "site") == site]
     for mk in markers:
-        placement = PLACEMENT[mk.kind]
+        placement = PLACEMENT.get(mk.kind)  # a site marker's is its producer's (site.py)
         if placement == "block" and not mk.alone:
             raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
                                  "put it on a line of its own")

@@ -1,12 +1,15 @@
 """Plot style: every figure in a light and a dark variant, with deterministic bytes.
 
-A producer passes a ``draw(fig, colors)`` function; ``render`` calls it once per
-theme, inside that theme's matplotlib settings, and returns compressed PNG
-bytes. The backgrounds are Material's own (white, and slate's #1e2129), the
-series colours the Okabe-Ito palette, which stays distinct for colour-blind
-readers, lightened where needed for the dark theme. Fonts are matplotlib's
-bundled DejaVu Sans, sizes fixed, PNG metadata empty: two builds give the same
-bytes.
+A producer passes a ``draw(ax, colors)`` function; ``render`` calls it once per
+theme, inside that theme's matplotlib settings, checks that a reader can read
+the labels apart (``layout_problems``: no tick label, axis title, panel title or
+legend overlaps another, runs into its neighbour or leaves the figure; a figure
+that fails raises LayoutError, which the build reports naming the chapter
+module and the figure), and returns compressed PNG bytes. The backgrounds are
+Material's own (white, and slate's #1e2129), the series colours the Okabe-Ito
+palette, which stays distinct for colour-blind readers, lightened where needed
+for the dark theme. Fonts are matplotlib's bundled DejaVu Sans, sizes fixed,
+PNG metadata empty: two builds give the same bytes.
 """
 
 import io
@@ -77,10 +80,15 @@ def _cycler(series):
     return cycler(color=list(series))
 
 
+class LayoutError(ValueError):
+    """A figure whose labels collide or leave it; the message says which, and where."""
+
+
 def render(draw, size=SIZE, phone=False, grid=None):
     """{'light': png bytes, 'dark': png bytes} for one figure (phone: the larger type).
 
-    draw(axes, colors) draws on fig.subplots(**grid): one Axes when grid is None."""
+    draw(axes, colors) draws on fig.subplots(**grid): one Axes when grid is None.
+    LayoutError if a label collides with another or leaves the figure (layout_problems)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -97,28 +105,133 @@ def render(draw, size=SIZE, phone=False, grid=None):
                 buf = io.BytesIO()
                 fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
                             bbox_inches="tight" if phone else None, pad_inches=0.08)
+                # checked as saved: the draw has laid the labels out in their final boxes
+                problems = layout_problems(fig, tight=phone)
+                if problems:
+                    variant = "phone" if phone else "desktop"
+                    width = round(fig.get_size_inches()[0] * DPI)
+                    raise LayoutError(f"the {variant} variant ({width} px wide, {theme}): "
+                                      + "; ".join(problems))
             finally:
                 plt.close(fig)
         images[theme] = compress_png(buf.getvalue())
     return images
 
 
+# How far apart two labels must be, in pixels. On one line of reading (two horizontal
+# labels side by side, or two vertical ones) a reader takes labels less than an em apart
+# for one ("1,000,0001,200,000"; "1.0 0.0" across two panels reads as a sequence); any
+# other two need a thin gap.
+EM = 10 * DPI / 72  # 10 points: the labels' type
+GAP_ON_ONE_LINE = EM
+GAP = 2.0
+
+
+def _labels(fig):
+    """(name, box, direction) of every label a reader must read apart: the tick labels matplotlib
+    draws, the axis titles, the panel titles and the legends, then the figure's own
+    titles. Boxes in pixels; direction "h" (horizontal text, and legends), "v" (turned
+    a quarter) or "" (at another angle); empty or hidden labels left out."""
+    found = []
+
+    def add(name, artist):
+        if artist is None or not artist.get_visible():
+            return
+        if hasattr(artist, "get_text") and not artist.get_text().strip():
+            return
+        box = artist.get_window_extent()
+        angle = round(artist.get_rotation()) % 180 if hasattr(artist, "get_rotation") else 0
+        if box.width > 0 and box.height > 0:
+            found.append((name, box, {0: "h", 90: "v"}.get(angle, "")))
+
+    for n, ax in enumerate(fig.axes, start=1):
+        if not ax.get_visible():
+            continue
+        panel = f"panel {n}" if len(fig.axes) > 1 else "the axes"
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            # the ticks matplotlib draws: those inside the view (the call its draw makes)
+            for tick in axis._update_ticks():
+                for label in (tick.label1, tick.label2):
+                    add(f"{panel}'s {which} tick label {label.get_text()!r}", label)
+            add(f"{panel}'s {which}-axis title {axis.label.get_text()!r}", axis.label)
+        for title in (ax.title, ax._left_title, ax._right_title):
+            add(f"{panel}'s title {title.get_text()!r}", title)
+        add(f"{panel}'s legend", ax.get_legend())
+    for which in ("suptitle", "supxlabel", "supylabel"):
+        text = getattr(fig, f"_{which}", None)
+        if text is not None:
+            add(f"the figure's {which} {text.get_text()!r}", text)
+    for legend in fig.legends:
+        add("the figure's legend", legend)
+    return found
+
+
+def layout_problems(fig, tight=False):
+    """What a reader could not read in a laid-out figure, in words: two labels (tick
+    labels, axis titles, panel titles, legends) that overlap, stand on one line of
+    reading less than GAP_ON_ONE_LINE apart or are otherwise less than GAP apart, and a
+    label that leaves the figure, where saving would cut it off (tight: the phone
+    variant is saved to its tight bounding box, which grows to hold what reaches above
+    or below the figure; only at the sides, where it would make the picture wider and
+    so smaller on the screen, is leaving a problem)."""
+    labels = _labels(fig)
+    problems = []
+    for i, (name_a, a, dir_a) in enumerate(labels):
+        for name_b, b, dir_b in labels[i + 1:]:
+            apart_x = max(b.x0 - a.x1, a.x0 - b.x1)  # negative: their columns overlap
+            apart_y = max(b.y0 - a.y1, a.y0 - b.y1)  # negative: their rows overlap
+            if apart_x < 0 and apart_y < 0:
+                problems.append(f"{name_a} and {name_b} overlap")
+                continue
+            along = {"h": apart_x if apart_y < 0 else None,
+                     "v": apart_y if apart_x < 0 else None}.get(dir_a if dir_a == dir_b else "")
+            if along is not None and along < GAP_ON_ONE_LINE:
+                problems.append(f"{name_a} and {name_b} run together ({along:.0f} px apart "
+                                f"on one line, at least {GAP_ON_ONE_LINE:.0f} needed)")
+            elif max(apart_x, apart_y) < GAP:
+                problems.append(f"{name_a} and {name_b} touch ({max(apart_x, apart_y):.0f} "
+                                "px apart)")
+    width, height = fig.bbox.width, fig.bbox.height
+    for name, box, _ in labels:
+        if (box.x0 < -0.5 or box.x1 > width + 0.5
+                or (not tight and (box.y0 < -0.5 or box.y1 > height + 0.5))):
+            problems.append(f"{name} leaves the figure")
+    return problems
+
+
 def _legends_below(fig):
     """On a phone a legend inside the axes covers the curves: move each one under its
-    axes, one entry per line, and let the figure grow to hold it."""
-    rows = 0
+    axes, below the axis's tick labels and title, one entry per line, and let the
+    figure grow to hold it."""
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    moved, rows = [], 0
     for ax in fig.axes:
         legend = ax.get_legend()
         if legend is None:
             continue
-        handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+        moved.append((ax, legend.legend_handles, [t.get_text() for t in legend.get_texts()]))
         legend.remove()
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=1,
-                  frameon=False, borderaxespad=0.0)
-        rows = max(rows, len(labels))
-    if rows:
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(width, height + 0.26 * rows + 0.2)
+        rows = max(rows, len(moved[-1][2]))
+    if not moved:
+        return
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + 0.26 * rows + 0.2)
+    fig.draw_without_rendering()  # the x axes' labels, laid out: how far they reach down
+    for ax, handles, labels in moved:
+        # The distance from the axes' bottom to the lowest of its x labels, in inches,
+        # stays the same when the layout then shrinks the axes to make room.
+        # A legend under axes as wide as the figure is centred on the figure (the y axis's
+        # labels push the axes right); under one of several columns, on its axes.
+        decorations = ax.xaxis.get_tightbbox()
+        reach = (ax.bbox.y0 - decorations.y0) / fig.dpi if decorations is not None else 0.0
+        spec = ax.get_subplotspec()
+        whole_width = spec is None or len(spec.colspan) == spec.get_gridspec().ncols
+        across = blended_transform_factory(fig.transFigure if whole_width else ax.transAxes,
+                                           ax.transAxes)
+        below = ScaledTranslation(0, -(reach + 0.08), fig.dpi_scale_trans)
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=across + below, ncols=1, frameon=False, borderaxespad=0.0)
 
 
 def png_size(png):

@@ -36,8 +36,10 @@ PHONE = {"width": 390, "height": 844}
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sigma|tanh|odot|mathbf|mathrm|"
                      r"sum|prod|cdot|partial|begin|end|left|right|top|times|text)\b")
 
-# Collected in the page once it has loaded. Details are opened and the blocks of
-# content tabs shown, so that nothing is hidden from the checks by the layout alone;
+# Collected in the page once it has loaded. Details are opened, the blocks of content
+# tabs shown and the blocks off the screen laid out (site.css skips them until a reader
+# scrolls near: content-visibility), so that nothing is hidden from the checks by the
+# layout alone;
 # code and pre are hidden while the text is read (they may hold backslashes and
 # `$ ` prompts legitimately) and shown again.
 COLLECT_JS = """() => {
@@ -66,7 +68,8 @@ COLLECT_JS = """() => {
 REVEAL_JS = """() => {
   document.querySelectorAll('details').forEach((d) => { d.open = true; });
   const style = document.createElement('style');
-  style.textContent = '.tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }';
+  style.textContent = '.tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }'
+    + ' .md-content__inner > * { content-visibility: visible !important; }';
   document.head.appendChild(style);
 }"""
 
@@ -120,6 +123,8 @@ class Visit:
     maths: list = field(default_factory=list)
     text: str = ""
     axe: list = field(default_factory=list)  # (rule, impact, targets) of each violation
+    rules_run: set = field(default_factory=set)  # every axe rule that ran
+    code_navs: list = field(default_factory=list)  # the role of each md-code__nav
     bytes: dict = field(default_factory=dict)  # url -> bytes received, as the page opened
 
 
@@ -193,19 +198,27 @@ def load(browser, server, page_path, theme):
         visit.scheme, visit.images = data["scheme"], data["images"]
         visit.maths, visit.text = data["maths"], data["text"]
         visit.bytes = first_load
+        visit.code_navs = page.evaluate("[...document.querySelectorAll('nav.md-code__nav')]"
+                                        ".map((n) => n.getAttribute('role') || 'navigation')")
         assert page.evaluate(TRIM_LISTINGS_JS) == [], "cutting a listing lost a token class"
         page.add_script_tag(content=AXE_JS)
         result = page.evaluate(AXE_RUN_JS)
         visit.axe = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:5])
                      for v in result["violations"]]
+        visit.rules_run = {r["id"] for kind in ("violations", "passes", "incomplete",
+                                                "inapplicable") for r in result[kind]}
     finally:
         context.close()
     return visit
 
 
 AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
+# The WCAG 2.1 A and AA rules, and landmark-unique (a best practice, not a WCAG rule:
+# Material's code blocks each had an unnamed <nav>).
+BEST_PRACTICES = ("landmark-unique",)
 AXE_RUN_JS = """async () => await axe.run(document, {runOnly: {type: 'tag',
-  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
+  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+  rules: {%s}})""" % ", ".join(f"'{rule}': {{enabled: true}}" for rule in BEST_PRACTICES)
 
 
 def page_ids(page):
@@ -397,6 +410,26 @@ def test_no_serious_or_critical_accessibility_violation(visits, page_path, theme
         f"{rule} ({impact}) at {targets}" for rule, impact, targets in bad)
 
 
+@every_page
+@both
+def test_landmarks_are_unique(visits, page_path, theme):
+    """axe-core's landmark-unique, on every page (each code block's copy button sat in an
+    unnamed <nav class="md-code__nav">: dozens of navigation landmarks alike)."""
+    visit = visits(page_path, theme)
+    bad = [(rule, targets) for rule, impact, targets in visit.axe if rule in BEST_PRACTICES]
+    assert not bad, f"/{page_path} ({theme}): " + "; ".join(
+        f"{rule} at {targets}" for rule, targets in bad)
+
+
+def test_landmark_unique_runs_where_code_blocks_are(visits):
+    """The check above is no empty pass: axe ran the rule, on pages that have Material's
+    code navigation (<nav class="md-code__nav">)."""
+    with_code = [p for p in PAGES if visits(p, "light").code_navs]
+    assert with_code, "no page has a code block with its copy button"
+    for page_path in with_code:
+        assert set(BEST_PRACTICES) <= visits(page_path, "light").rules_run, page_path
+
+
 @pytest.mark.parametrize("page_path", CHAPTER_PAGES)
 def test_a_chapter_opens_within_its_budget(visits, page_path):
     """Everything a chapter loads as it opens (HTML, style sheets, scripts, the math font,
@@ -459,6 +492,32 @@ def test_on_a_phone_nothing_runs_off_the_screen(phone_visits, page_path):
     assert not seen["titleCut"], f"/{page_path}: the header's title is cut off"
 
 
+# A block whose content the browser skips (content-visibility: auto) is itself shown;
+# its first child is not.
+SKIPPED_JS = """() => { const blocks = [...document.querySelectorAll('.md-content__inner > *')];
+  const skipped = (b) => b.firstElementChild
+    && !b.firstElementChild.checkVisibility({contentVisibilityAuto: true});
+  return {blocks: blocks.length, skipped: blocks.filter(skipped).length,
+          headings: blocks.filter((b) => /^H[1-6]$/.test(b.tagName))
+            .filter((b) => !b.checkVisibility({contentVisibilityAuto: true})).length};
+}"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_a_chapter_lays_out_only_what_is_near_the_screen(browser, server, page_path):
+    """On a phone a chapter opens with its far blocks skipped (content-visibility: auto,
+    site.css), which halves the main thread's work as it opens; its headings never are."""
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        seen = page.evaluate(SKIPPED_JS)
+    finally:
+        context.close()
+    assert seen["skipped"] > seen["blocks"] // 3, seen
+    assert seen["headings"] == 0, seen
+
+
 @pytest.mark.parametrize("page_path", CHAPTER_PAGES)
 def test_on_a_phone_plots_come_in_their_phone_size(phone_visits, page_path):
     plots = phone_visits(page_path)["plots"]
@@ -501,6 +560,7 @@ def test_the_404_page_leads_somewhere(browser, server):
         page.goto(server.url + "404.html", wait_until="networkidle")
         links = page.eval_on_selector_all(".md-content a", "as => as.map((a) => a.href)")
         has_search = page.locator("input.md-search__input").count()
+        title = page.title()
     finally:
         context.close()
     paths = {urlparse(u).path for u in links}
@@ -508,3 +568,188 @@ def test_the_404_page_leads_somewhere(browser, server):
     for ch in CHAPTER_PAGES:
         assert f"/{BASE}/{ch}" in paths, f"the 404 page does not link to {ch}"
     assert has_search == 1
+    assert "not found" in title.lower(), f"the 404 page's title is {title!r}"
+
+
+# -- the keyboard ----------------------------------------------------------------------
+
+# The focused element, and the box a reader sees focused: Material's palette toggle is a
+# 0-pixel radio button whose label, next to it, shows the focus.
+FOCUS_JS = """() => {
+  const el = document.activeElement;
+  const shown = el.matches('.md-option') ? el.nextElementSibling : el;
+  const box = shown ? shown.getBoundingClientRect() : {width: 0, height: 0};
+  return {tag: el.tagName.toLowerCase(), id: el.id, cls: el.className,
+          label: el.getAttribute('aria-label') || (el.innerText || '').trim().slice(0, 40),
+          width: box.width, height: box.height, inHeader: !!el.closest('.md-header'),
+          visible: !!shown && shown.checkVisibility()};
+}"""
+
+
+def tab_stops(page, count):
+    stops = []
+    for _ in range(count):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate(FOCUS_JS))
+    return stops
+
+
+@pytest.mark.parametrize("page_path", ["", CHAPTER_PAGES[0]], ids=page_ids)
+def test_every_tab_stop_in_the_header_can_be_seen(browser, server, page_path):
+    """Tab from the top of the page until focus leaves the header: each stop is a box a
+    reader can see (the results box after the search field was a 0-pixel stop)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        stops = tab_stops(page, 8)
+    finally:
+        context.close()
+    header = [stop for stop in stops[1:] if stop["inHeader"]]  # [0]: the skip link
+    assert any(stop["cls"].startswith("md-search__input") for stop in header), stops
+    assert stops[len(header) + 1]["inHeader"] is False, "focus never left the header"
+    unseen = [stop for stop in header if not (stop["visible"] and stop["width"] > 0
+                                              and stop["height"] > 0)]
+    assert not unseen, f"/{page_path}: tab stops nobody sees: {unseen}"
+    after_search = stops[1 + next(n for n, stop in enumerate(header)
+                                  if stop["cls"].startswith("md-search__input")) + 1]
+    assert "md-search" not in after_search["cls"], after_search
+
+
+@pytest.mark.parametrize("key", ["Space", "Enter"])
+def test_the_palette_toggle_answers_space_and_enter(browser, server, key):
+    context = browser.new_context(color_scheme="light", viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url + CHAPTER_PAGES[0], wait_until="networkidle")
+        stops = tab_stops(page, 6)
+        assert any(stop["cls"].startswith("md-option") for stop in stops), stops
+        page.locator("form[data-md-component=palette] .md-option").first.focus()
+        for expected in ("slate", "default", "slate"):
+            page.keyboard.press(key)
+            scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+            assert scheme == expected, f"{key} on the palette toggle left the scheme {scheme!r}"
+            assert page.evaluate("document.activeElement.matches('.md-option')"), \
+                "focus left the palette toggle"
+    finally:
+        context.close()
+
+
+# -- colours, long lines, paper ---------------------------------------------------------
+
+# The WCAG contrast of each element's text against what is behind it: the background
+# colours of the element and its ancestors, composited down to the first opaque one.
+CONTRAST_JS = """(selector) => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]*)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, below) => [0, 1, 2].map((i) => top[i] * top[3] + below[i] * (1 - top[3]))
+    .concat([1]);
+  const behind = (el) => { const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) layers.push(c);
+      if (c && c[3] >= 1) break; }
+    return layers.reverse().reduce((below, layer) => over(layer, below), [255, 255, 255, 1]); };
+  const lum = (c) => { const f = (v) => { v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  return [...document.querySelectorAll(selector)].filter((el) => el.textContent.trim())
+    .map((el) => { const bg = behind(el), fg = parse(getComputedStyle(el).color);
+      if (!fg) return {text: el.textContent.trim().slice(0, 40), ratio: 0,
+                       color: getComputedStyle(el).color};
+      const [a, b] = [lum(over(fg, bg)), lum(bg)].sort((x, y) => y - x);
+      return {text: el.textContent.trim().slice(0, 40), ratio: (a + 0.05) / (b + 0.05)}; });
+}"""
+COMFORTABLE = 5.0  # WCAG AA asks 4.5:1 of body text; captions and the footer had 4.5-4.6
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+@both
+def test_captions_and_the_copyright_read_at_5_to_1(browser, server, page_path, theme):
+    context = browser.new_context(color_scheme=theme, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        found = {sel: page.evaluate(CONTRAST_JS, sel)
+                 for sel in (".md-typeset figcaption", ".md-copyright")}
+    finally:
+        context.close()
+    assert found[".md-typeset figcaption"] and found[".md-copyright"], found
+    low = [(sel, f["text"], round(f["ratio"], 2)) for sel, items in found.items()
+           for f in items if f["ratio"] < COMFORTABLE]
+    assert not low, f"/{page_path} ({theme}): below {COMFORTABLE}:1: {low}"
+
+
+# For every code block wider than its box: the colours of the last few pixels at its
+# right edge, against the block's background (a shadow there says "more this way").
+OVERFLOWING_CODE_JS = """() => [...document.querySelectorAll('.md-typeset pre > code')]
+  .filter((c) => c.checkVisibility() && c.scrollWidth > c.clientWidth + 1)
+  .map((c) => { const r = c.getBoundingClientRect();
+    return {x: r.right, top: r.top + window.scrollY, height: r.height,
+            bg: getComputedStyle(c).backgroundColor,
+            text: c.textContent.slice(0, 40)}; })"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+@both
+def test_code_lines_too_long_for_the_page_show_that_they_scroll(browser, server, page_path,
+                                                                theme):
+    """At 1280 px a code line longer than its block (14.7's comments) scrolls, and the
+    block's right edge shows a shadow where the line goes on."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    context = browser.new_context(color_scheme=theme, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        blocks = page.evaluate(OVERFLOWING_CODE_JS)
+        edges = []
+        for block in blocks:
+            band = {"x": block["x"] - 7, "y": block["top"], "width": 5,
+                    "height": min(block["height"], 400)}
+            png = page.screenshot(full_page=True, clip=band)
+            edges.append(Image.open(BytesIO(png)).convert("RGB"))
+    finally:
+        context.close()
+    for block, edge in zip(blocks, edges):
+        bg = [int(v) for v in re.findall(r"[0-9.]+", block["bg"])[:3]]
+        pixels = [edge.getpixel((x, y)) for y in range(edge.height) for x in range(edge.width)]
+        darkest = max(sum(abs(p[i] - bg[i]) for i in range(3)) for p in pixels)
+        shaded = sum(sum(abs(p[i] - bg[i]) for i in range(3)) > 12 for p in pixels)
+        assert darkest > 12 and shaded > len(pixels) // 2, (
+            f"/{page_path} ({theme}): the code block {block['text']!r} scrolls sideways "
+            "with nothing at its edge to show it")
+
+
+A4 = {"width": 794, "height": 1123}  # CSS pixels: the paper a page prints on
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+@both
+def test_printing_opens_the_answers_darkens_links_and_wraps_code(browser, server, page_path,
+                                                                 theme):
+    context = browser.new_context(color_scheme=theme, viewport=A4)
+    try:
+        page = context.new_page()
+        page.goto(server.url + page_path, wait_until="networkidle")
+        closed = page.evaluate("[...document.querySelectorAll('.md-typeset details')]"
+                               ".filter((d) => !d.open).length")
+        page.add_style_tag(content="* { transition: none !important; }")  # colours at once
+        page.emulate_media(media="print")
+        hidden = page.evaluate("""() => [...document.querySelectorAll('.md-typeset details')]
+          .flatMap((d) => [...d.children].filter((c) => c.tagName !== 'SUMMARY'))
+          .filter((c) => !c.checkVisibility()).map((c) => c.textContent.trim().slice(0, 40))""")
+        links = page.evaluate(CONTRAST_JS, ".md-typeset a:not(.headerlink):not(.md-button)")
+        overflowing = page.evaluate(OVERFLOWING_CODE_JS)
+    finally:
+        context.close()
+    assert closed, f"/{page_path} has no collapsed block: nothing to check"
+    assert not hidden, f"/{page_path} ({theme}) prints these collapsed: {hidden[:5]}"
+    pale = [(f["text"], round(f["ratio"], 1)) for f in links if f["ratio"] < 7.0]
+    assert links and not pale, f"/{page_path} ({theme}) prints pale links: {pale[:5]}"
+    assert not overflowing, f"/{page_path} ({theme}) prints code cut at the edge: " \
+        f"{[b['text'] for b in overflowing]}"

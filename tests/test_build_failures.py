@@ -126,6 +126,17 @@ def test_plot_that_fails(project):
                            "ValueError: no room for the legend (at generator/chapters/ch13_gated.py:")
 
 
+def test_plot_whose_labels_collide(project):
+    """The check of every plot's labels (plotstyle.layout_problems) refuses chapter 13's
+    parameter chart with its old seven-digit ticks, which ran together at 1280 px."""
+    edit(project / "generator" / "chapters" / "ch13_gated.py",
+         'FuncFormatter(lambda v, _: f"{v / 1e6:g}")', 'FuncFormatter(lambda v, _: f"{v:,.0f}")')
+    result = fails_cleanly(project, "generator/chapters/ch13_gated.py: figure params: labels "
+                                    "collide in the desktop variant (1037 px wide, light): ")
+    assert "x tick label '1,000,000' and the axes's x tick label '1,200,000' run together" \
+        in result.stderr, result.stderr
+
+
 def test_chapter_module_that_does_not_import(project):
     edit(project / "generator" / "chapters" / "ch12_rnn.py", "CHAPTER = Chapter(",
          "x = 1 / 0\nCHAPTER = Chapter(")

@@ -90,13 +90,14 @@ def test_a_shared_helper_recomputes_the_chapters_that_use_it(project):
     assert len(computed(result)) >= 2  # every chapter with a figure
 
 
-def test_editing_the_cli_the_math_hook_or_a_page_recomputes_nothing(project):
+def test_editing_the_cli_the_math_hook_or_a_page_s_prose_recomputes_nothing(project):
     copy, env = project
     before = tree_files(copy / "site")
     edit(copy / "generator" / "__main__.py", '"""python -m generator', '"""python  -m generator')
     edit(copy / "generator" / "mathml.py", '"""MkDocs hook', '"""MkDocs  hook')
     edit(copy / "generator" / "build.py", '"""`make build`', '"""`make  build`')
-    edit(copy / "docs" / "ch12-rnn.md", "A network can still", "A network, say, can still")
+    edit(copy / "docs" / "ch12-rnn.md", "A network can still",  # lines added above markers
+         "A paragraph added.\n\nA second one.\n\nA network, say, can still")
     result = build(copy, env=env)
     assert result.returncode == 0, result.stderr
     assert computed(result) == []

@@ -83,6 +83,10 @@ PAGE = """\
 
 [Download toy.py](code/toy.py), or read it on [its code page](code/toy.md).
 
+!!! tip "Run it yourself"
+
+    <!-- gen site run -->
+
 The squares of the first numbers:
 
 <!-- gen table squares from toy.py --squares -->
@@ -171,6 +175,26 @@ def test_the_code_page_notebook_and_navigation_follow(with_toy):
     assert any("|   4 |  16 |" in text for text in outputs)
     index = (site / "index.html").read_text("utf-8")
     assert 'href="code/toy/"' in index and 'href="ch99-toy/"' in index  # in the navigation
+
+
+def test_the_home_page_and_the_run_box_list_the_new_chapter(with_toy):
+    """Without an edit to docs/index.md: the home page's card (title from the page's
+    heading; the page has no description, so the script's summary) and its code page in
+    "How to use it"; the chapter's run box with the one-click Colab link."""
+    from bs4 import BeautifulSoup
+
+    site = with_toy / "site"
+    home = BeautifulSoup((site / "index.html").read_text("utf-8"), "html.parser")
+    cards = home.select(".md-content .grid.cards > ul > li")
+    last = " ".join(cards[-1].get_text(" ", strip=True).split())
+    assert last.startswith("99. Squares") and \
+        "Squares, the smallest script a chapter can have. Script: toy.py" in last, last
+    assert cards[-1].find("a")["href"] == "ch99-toy/"
+    how_to = [a["href"] for a in home.select(".md-content li a") if a.get_text() == "toy.py"]
+    assert "code/toy/" in how_to
+    page = (site / "ch99-toy" / "index.html").read_text("utf-8")
+    assert "https://colab.research.google.com/github/" in page and \
+        "/blob/gh-pages/code/toy.ipynb" in page
 
 
 def test_the_projects_tests_pick_up_the_new_chapter_unedited(with_toy):

@@ -3,7 +3,7 @@
 
    Material for MkDocs starts its search worker and fetches search/search_index.json as
    soon as a page opens, which on this site is a fifth of a chapter's first load. This
-   script, loaded before Material's bundle (overrides/main.html), holds both back: the
+   script, loaded just before Material's bundle (overrides/main.html), holds both back: the
    worker is created, and the index fetched, at the first sign of search (focus on the
    search box, a click on the search button, or one of Material's search keys: /, s, f).
    Until then Material talks to a stand-in that queues its messages. Nothing is fetched

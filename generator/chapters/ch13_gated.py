@@ -86,8 +86,8 @@ def bias(ctx):
 @CHAPTER.figure
 def gates(ctx):
     step = ctx.record("--step").lstm
-    names = [("f", "forget f"), ("i", "input i"), ("o", "output o"),
-             ("C_tilde", "candidate C~")]
+    names = [("f", "forget\nf"), ("i", "input\ni"), ("o", "output\no"),
+             ("C_tilde", "candidate\nC~")]  # two lines: four fit under a phone's bars
 
     def draw(ax, colors):
         width = 0.38
@@ -120,9 +120,10 @@ def params(ctx):
                         (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                         xytext=(6, 0), textcoords="offset points", va="center", color=colors.fg)
         ax.set_xlim(0, max(c.params for c in costs) * 1.45)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        # in millions: "1,000,000" tick labels ran together at a laptop's width
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:g}"))
         ax.invert_yaxis()
-        ax.set_xlabel("parameters in the recurrent layer")
+        ax.set_xlabel("parameters of the layer (millions)")
         ax.grid(axis="y", visible=False)
 
     return ctx.figure(draw, size=(7.2, 2.4),

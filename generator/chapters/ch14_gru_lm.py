@@ -104,10 +104,12 @@ def saturation(ctx):
                            marker=markers.get(gate.gate, "o"), label=f"gate {gate.gate}",
                            alpha=0.85, linewidths=0)
             ax.plot([0, 1], [1, 0], color=colors.muted, linewidth=1, linestyle=":")
-            ax.set(xlim=(-0.02, 1.0), ylim=(-0.02, 1.0))
+            ax.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))  # the panels' "1" and "0" apart
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])  # "1.0" beside "0.0" read as one
             ax.set_title(model)
-            ax.set_xlabel(f"fraction of steps above {sat.high:g}")
+            ax.set_xlabel(f"fraction of steps\nabove {sat.high:g}")  # two fit side by side
             ax.legend(loc="upper right")
+        axes[0].set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
         axes[0].set_ylabel(f"fraction of steps below {sat.low:g}")
 
     return ctx.figure(draw, size=(7.2, 3.8), grid=dict(ncols=2, sharey=True),
