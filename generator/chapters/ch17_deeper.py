@@ -59,7 +59,7 @@ def leak(ctx):
         ax.annotate("the answer is\npast the window", (T - 0.5, 2),
                     xytext=(-6, 0), textcoords="offset points", ha="right", color=colors.fg,
                     fontsize="small")
-        ax.set(yscale="log", xlabel="position t in the window (predicting the character at t + 1)",
+        ax.set(yscale="log", xlabel="position t (predicting character t + 1)",
                ylabel="validation perplexity")
         ax.legend(loc="center left")
 
@@ -90,7 +90,8 @@ def reverse(ctx):
                            alpha=0.6, linewidths=0)
         ax.set(ylim=(-0.03, 1.05), xlabel="length of the string (symbols)",
                ylabel="strings reversed without an error")
-        ax.set_xticks(lengths)
+        phone = ax.figure.get_size_inches()[0] < plotstyle.SIZE[0] / 1.5
+        ax.set_xticks(lengths[1::2] if phone else lengths)  # a phone: every other length
         ax.legend(loc="lower left")
 
     return ctx.figure(draw, alt="The share of test strings reversed exactly against their "
@@ -110,23 +111,21 @@ def heatmaps(ctx):
         from matplotlib.colors import LinearSegmentedColormap
 
         fig = axes[0].figure
-        if fig.get_size_inches()[0] < plotstyle.SIZE[0] / 1.5:  # the phone's: too narrow for
-            for ax in axes:  # three maps side by side; the longest gets a row of its own
+        phone = fig.get_size_inches()[0] < plotstyle.SIZE[0] / 1.5
+        if phone:  # the phone's: too narrow for three maps side by side; one a row
+            for ax in axes:
                 ax.remove()
-            *short, longest = widths
-            fig.set_size_inches(plotstyle.PHONE_WIDTH, 0.3 * (max(short) + longest) + 1.6)
-            columns = max(longest, sum(short) + len(short) - 1)  # a column apart
-            grid = fig.add_gridspec(2, columns, height_ratios=[max(short), longest])
-            axes, start = [], 0
-            for w in short:
-                axes.append(fig.add_subplot(grid[0, start:start + w]))
-                start += w + 1
-            axes.append(fig.add_subplot(grid[1, :]))
+            fig.set_size_inches(plotstyle.PHONE_WIDTH, 0.3 * sum(widths) + 2.4)
+            grid = fig.add_gridspec(len(widths), max(widths), height_ratios=widths)
+            axes = [fig.add_subplot(grid[n, :w]) for n, w in enumerate(widths)]
         cmap = LinearSegmentedColormap.from_list("weights", [colors.bg, colors.series[0]])
         for ax, (source, written, weights) in zip(axes, strings):
             rows = [list(r) for r in weights]
             image = ax.imshow(rows, cmap=cmap, vmin=0, vmax=1, aspect="equal")
             ax.set_xticks(range(len(source)), list(source))
+            for k, tick in enumerate(ax.xaxis.get_major_ticks()):  # every other letter a
+                tick.set_pad(tick.get_pad() + (12 if k % 2 else 0))  # line lower, or they
+                # read as words: the columns are narrower than a letter and an em
             ax.set_yticks(range(len(written)), list(written))
             ax.tick_params(length=0)
             ax.grid(False)
