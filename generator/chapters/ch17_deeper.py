@@ -147,8 +147,7 @@ def heatmaps(ctx):
                       caption="The weights of the model with attention (seed 0): a row per "
                               "output step, a column per input symbol, the stronger the colour "
                               "the more weight. "
-                              "The first map's numbers are in the table below; the "
-                              "script prints all three.")
+                              "The first map's numbers are in the table below.")
 
 
 # ---------------------------------------------------------------------------
