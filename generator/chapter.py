@@ -13,7 +13,9 @@ page, and registers the figures and other blocks it draws::
         return ctx.figure(draw, alt="...", caption="...")
 
 Tables and numbers need no code at all: the page names the script's output
-(``<!-- gen table decay from rnn.py --vanish -->``, see markers.py).
+(``<!-- gen table decay from rnn.py --vanish -->``, see markers.py). A record a reader
+(or a page's script) can use elsewhere is served beside the script as JSON, declared
+with the chapter: ``served=(Served("gru-trained.json", ("--export",), about, usage),)``.
 
 Everything that lists chapters reads this registry: the code page and the
 notebook of every script, the navigation's Code section, and the tests.
@@ -42,6 +44,18 @@ class GeneratorError(Exception):
     """A failure the user can act on; its message names the file and the cause."""
 
 
+@dataclass(frozen=True)
+class Served:
+    """A file the build serves beside the script, code/<name>: the record of one of its
+    commands as JSON. The script's code page offers it, says what it holds, and shows
+    `usage`, a few lines of Python (numpy only) that read it, with what they print: the
+    build runs them beside the file, in a fresh process, and fails if they fail."""
+    name: str  # code/<name>: gru-trained.json
+    argv: Tuple[str, ...]  # the command whose record it is: ("--export",)
+    about: str  # what it holds, markdown, one paragraph
+    usage: str  # Python run beside the file; what it prints is shown under it
+
+
 def log(message):
     """A line on stderr, in one write: the lines of parallel workers do not interleave."""
     sys.stderr.write(message + "\n")
@@ -60,6 +74,7 @@ class Chapter:
     page: str  # the hand-written page, relative to docs/
     script: str  # its script, a file name in docs/code/
     data: Tuple[str, ...] = ()  # files in docs/code/ the script reads
+    served: Tuple[Served, ...] = ()  # records served beside the script as JSON
     producers: Dict[str, Producer] = field(default_factory=dict)
     module: str = ""  # filled in by the registry: ch12_rnn
 
@@ -131,6 +146,11 @@ def load(name):
     for rel in (chapter.page, f"code/{chapter.script}", *(f"code/{d}" for d in chapter.data)):
         if not (DOCS / rel).is_file():
             raise GeneratorError(f"{where} names docs/{rel}, which does not exist")
+    for served in chapter.served:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*\.json", served.name) \
+                or (CODE / served.name).exists():
+            raise GeneratorError(f"{where} serves code/{served.name}: a served record is a new "
+                                 "file name ending .json, not a file of docs/code/")
     return chapter
 
 

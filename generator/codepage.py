@@ -16,7 +16,7 @@ import hashlib
 import zlib
 
 from .chapter import CODE
-from .tables import _longest_backtick_run, console_block
+from .tables import _longest_backtick_run, command, console_block
 
 INSTALL = '''\
 # numpy is the only dependency. Colab already has it, so there this cell installs
@@ -119,13 +119,15 @@ def default_sentence(script_module):
             + ", in order; the other reports are commands of their own.")
 
 
-def page(chapter, title, summary, runs, colab, default_text):
-    """The code page's markdown."""
+def page(chapter, title, summary, runs, colab, default_text, served=()):
+    """The code page's markdown. served: (Served, its size in bytes, what its usage
+    printed) for each record the chapter serves as a file."""
     name, stem = chapter.script, chapter.stem
     source = (CODE / name).read_text("utf-8")
     lines = source.count("\n") + (not source.endswith("\n"))
     buttons = [f"[Download {name}]({name}){{ .md-button .md-button--primary download }}"]
     buttons += [f"[Download {d}]({d}){{ .md-button download }}" for d in chapter.data]
+    buttons += [f"[Download {s.name}]({s.name}){{ .md-button download }}" for s, _, _ in served]
     buttons += [f"[Download {stem}.ipynb]({stem}.ipynb){{ .md-button download }}",
                 f"[Open in Colab]({colab_url(colab, chapter.notebook)}){{ .md-button }}"]
     together = (f" Put {' and '.join([name, *chapter.data])} in one folder: the script reads "
@@ -166,6 +168,18 @@ def page(chapter, title, summary, runs, colab, default_text):
     ]
     for cmd, description, run in runs:
         out += ["", f"### `{cmd}`", "", description, "", console_block(run.text)]
+    if served:
+        out += ["", "## Its records, as files", "",
+                "Files the build writes from this script's records, for your own code: "
+                "JSON, read with Python's `json` and numpy."]
+    for s, size, printed in served:
+        command_line = command(name, s.argv)
+        out += ["", f"### {s.name}", "",
+                f"[{s.name}]({s.name}){{ download }} ({size / 1000:,.0f} KB), the record of "
+                f"`{command_line}`. {s.about}", "",
+                f"Read it with these lines, run in a folder holding {name} and {s.name} "
+                "(the build runs them so, and shows what they printed):", "",
+                f"```python\n{s.usage.strip()}\n```", "", console_block(printed)]
     fence = "`" * max(3, _longest_backtick_run(source) + 1)
     listing = (f'<section class="listing" data-search-exclude markdown>\n\n{fence}python linenums="1"\n'
                f"{source.rstrip()}\n{fence}\n\n</section>")

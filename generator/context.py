@@ -5,6 +5,7 @@ for the files they draw.
     run = ctx.run("--compare")               # .text, .tables, .records of a command
     return ctx.figure(draw, alt="...")       # a plot, light and dark
     return ctx.widget("powers", {...})       # an interactive figure, added by JavaScript
+    link, data = ctx.served("gru-trained.json")  # a record the chapter serves as a file
 """
 
 import ast
@@ -66,6 +67,15 @@ class Context:
             raise GeneratorError(f"{where}: `{run.command}` prints {len(flags)} reports "
                                  f"({', '.join(flags)}): ask for one with its flag")
         return run.records[flags[0]]
+
+    def served(self, name):
+        """The chapter's served record `name` (chapter.Served): its link from the page
+        and its bytes, code/<name>, written once however many producers ask."""
+        found = [s for s in self.chapter.served if s.name == name]
+        if not found:
+            raise GeneratorError(f"{self.where}: the chapter serves no {name} (it serves: "
+                                 f"{', '.join(s.name for s in self.chapter.served) or 'none'})")
+        return self.link(f"code/{name}"), served_file(found[0], self._get_run, self.files)
 
     def add_file(self, relpath, data):
         """A generated file at docs/<relpath>; returns the link to it from the page."""
@@ -153,6 +163,24 @@ class Context:
             lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")
         return "\n".join(lines)
+
+
+def served_file(served, get_run, files):
+    """The bytes of code/<served.name>, the record of `served.argv` as JSON, put in
+    `files` once (the chapter's producers and its code page share them)."""
+    rel = f"code/{served.name}"
+    if rel not in files:
+        run = get_run(tuple(served.argv))
+        flags = run.records.fields()
+        if len(flags) != 1:
+            raise GeneratorError(f"code/{served.name}: `{run.command}` prints {len(flags)} "
+                                 f"reports ({', '.join(flags)}): serve the record of one")
+        record = run.records[flags[0]].plain()
+        bad = _not_plain(record, "record")
+        if bad:
+            raise GeneratorError(f"code/{served.name}: `{run.command}`'s {bad}")
+        files[rel] = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    return files[rel]
 
 
 def _not_plain(value, path="data"):

@@ -24,15 +24,18 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import json  # noqa: E402
 import math  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from . import chapter as registry  # noqa: E402
 from . import codepage, runs  # noqa: E402
 from .cache import RunCache, sha256  # noqa: E402
-from .chapter import GENERATOR, ROOT, GeneratorError  # noqa: E402
-from .context import Context  # noqa: E402
+from .chapter import CODE, GENERATOR, ROOT, GeneratorError  # noqa: E402
+from .context import Context, served_file  # noqa: E402
 from .tables import command, command_table, console_block, format_value  # noqa: E402
 
 
@@ -168,16 +171,41 @@ def producer_fragment(m, chapter, ctx, where):
 
 
 def code_page(job, chapter, script, get_run, files):
-    """The script's code page and notebook, from the same runs the chapter shows."""
+    """The script's code page and notebook, from the same runs the chapter shows, and
+    the records it serves as files, with what their usage prints."""
     name = chapter.script
     listed = [(command(name, argv), description, get_run(argv))
               for argv, description in codepage.report_commands(script, name)]
     summary = runs.summary(script, name)
+    served = [(s, len(data), run_usage(chapter, s, data))
+              for s in chapter.served for data in [served_file(s, get_run, files)]]
     files[chapter.code_page] = codepage.page(chapter, job["title"], summary, listed,
-                                             job["colab"], codepage.default_sentence(script)
-                                             ).encode("utf-8")
+                                             job["colab"], codepage.default_sentence(script),
+                                             served).encode("utf-8")
     files[chapter.notebook] = codepage.notebook(chapter, summary, listed, job["page_url"],
                                                 job["colab"])
+
+
+def run_usage(chapter, served, data):
+    """What served.usage prints, run as a reader runs it: a fresh Python process in an
+    empty folder holding the script, its data and the served file. A failure stops the
+    build, naming the file and the error's last line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in (chapter.script, *chapter.data):
+            shutil.copyfile(CODE / name, Path(tmp) / name)
+        (Path(tmp) / served.name).write_bytes(data)
+        try:
+            proc = subprocess.run([sys.executable, "-c", served.usage], cwd=tmp, timeout=120,
+                                  capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        except subprocess.TimeoutExpired:
+            proc = None
+    if proc is None or proc.returncode != 0:
+        why = "it ran for over 120 s" if proc is None else \
+            ((proc.stderr.strip().splitlines() or [f"status {proc.returncode}"])[-1])
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: the usage of "
+                             f"code/{served.name} failed: {why}")
+    return proc.stdout
 
 
 def inputs(job):

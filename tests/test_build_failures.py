@@ -126,6 +126,16 @@ def test_plot_that_fails(project):
                            "ValueError: no room for the legend (at generator/chapters/ch13_gated.py:")
 
 
+def test_served_record_whose_usage_fails(project):
+    """The lines the code page shows under a served file run at build time: broken, they
+    stop the build, naming the file and the error."""
+    edit(project / "generator" / "chapters" / "ch14_gru_lm.py",
+         "print(gru.predict(params, 'gru', 'it has', 20))",
+         "print(gru.predict(params, 'gru', 'it has', 20, 0.5))")
+    fails_cleanly(project, "generator/chapters/ch14_gru_lm.py: the usage of code/gru-trained.json "
+                           "failed: AttributeError: 'NoneType' object has no attribute 'random'")
+
+
 def test_plot_whose_labels_collide(project):
     """The check of every plot's labels (plotstyle.layout_problems) refuses chapter 13's
     parameter chart with its old seven-digit ticks, which ran together at 1280 px."""

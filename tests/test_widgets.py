@@ -14,10 +14,14 @@ use, moves only for readers who have not asked for less motion; and with JavaScr
 the page is as built, every static figure shown.
 """
 
+import html
 import json
 import math
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -411,10 +415,217 @@ def test_bad_input_says_so_and_keeps_the_last_good_step(shared, text, says):
     t.check_clean()
 
 
+# -- chapter 14: the trained model ---------------------------------------------------------
+#
+# The widget draws from numpy's own random numbers (default_rng(seed): PCG64 seeded by
+# SeedSequence, written out in textgen.js), not from uniforms handed to it, so that a
+# reader's seed in the page is the seed of gru.py's predict(). The expected values come
+# from gru.py itself, run on the served weights with the lines the code page tells a
+# reader to run; the widget's data file plays no part.
+
+def usage_lines():
+    """The Python lines the code page shows under gru-trained.json, as a reader copies
+    them (the highlighted block, its markup removed)."""
+    page = (SITE / "code" / "gru" / "index.html").read_text("utf-8")
+    after = page[page.index('id="gru-trainedjson"'):]
+    block = re.search(r"<pre>.*?<code>(.*?)</code>", after, re.S).group(1)
+    return html.unescape(re.sub(r"<[^>]+>", "", block))
+
+
+def run_python(code, tmp_path):
+    """`python3 -c code` in a folder holding gru.py and the served gru-trained.json."""
+    shutil.copyfile(ROOT / "docs" / "code" / "gru.py", tmp_path / "gru.py")
+    shutil.copyfile(SITE / "code" / "gru-trained.json", tmp_path / "gru-trained.json")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# What gru.py makes of each case (prompt, characters, temperature, seed): its predict(),
+# greedy and drawn, and softmax of the logits after the prompt, by its own forward().
+EXPECTED_JS = """
+import json, sys
+cases = json.loads(sys.argv[1]) if len(sys.argv) > 1 else CASES
+out = []
+for prompt, n, t, seed in cases:
+    text = gru.preprocess(prompt)
+    ids = gru.token_ids(text)[:, None]
+    Hs, _, _ = gru.forward(params, 'gru', ids, gru.zero_state(params, 'gru', 1))
+    P = np.exp(gru.log_softmax(Hs[-1] @ params['W_hq'] + params['b_q']))[0]
+    out.append({'greedy': gru.predict(params, 'gru', text, n),
+                'sampled': gru.predict(params, 'gru', text, n, t, np.random.default_rng(seed)),
+                'p': {m['vocab'][v]: float(P[v]) for v in range(len(P))}})
+print(json.dumps(out))
+"""
+
+MODEL_CASES = [("it has", 20, 0.5, 0), ("it has", 160, 1.0, 7), ("the time traveller", 80, 0.1, 1),
+               ("Said the Psychologist!", 40, 2.0, 4294967295), ("q", 10, 1.35, 12345),
+               ("  x", 20, 0.75, 3)]
+TEMPS = [round(0.05 * k, 2) for k in range(2, 41)]  # the slider's positions, 0.1 to 2
+LENGTHS = [10, 20, 40, 80, 160]
+
+
+@pytest.fixture(scope="module")
+def expected_model(tmp_path_factory):
+    code = usage_lines() + "\nCASES = " + repr(MODEL_CASES) + "\n" + EXPECTED_JS
+    lines = run_python(code, tmp_path_factory.mktemp("trained")).splitlines()
+    return lines[:2], json.loads(lines[-1])  # what the usage prints, then the cases
+
+
+def model_widget(t):
+    host = t.widget("model_widget")
+    return host, host.locator("figure")
+
+
+def set_model(host, prompt, n, t, seed):
+    host.locator('input[data-input="prompt"]').fill(prompt)
+    move(host, "temperature", TEMPS.index(t))
+    move(host, "length", LENGTHS.index(n))
+    host.locator('input[data-input="seed"]').fill(str(seed))
+    host.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                                arg=host.locator("figure").element_handle(), timeout=10_000)
+
+
+def model_shows(host):
+    return host.evaluate("""(h) => ({
+      greedy: h.querySelector('[data-value="greedy"]').dataset.text,
+      sampled: h.querySelector('[data-value="sampled"]').dataset.text,
+      python: h.querySelector('[data-value="python"]').textContent,
+      top: [...h.querySelectorAll('.rw-top li')].map((li) => [li.dataset.char, +li.dataset.p,
+                                                       li.querySelector('.rw-p').textContent])})""")
+
+
+def test_the_code_pages_lines_print_the_samples_tables_last_greedy_row(expected_model):
+    """What the code page says its lines print is what they print, and the greedy line is
+    the samples table's last row (epoch 50) of `python3 gru.py`."""
+    usage_printed, _ = expected_model
+    samples = next(t for t in tables("gru.py") if t[0][:2] == ["epoch", "greedy"])
+    assert samples[-1][0] == "50"
+    assert usage_printed[0] == samples[-1][1].strip('"')
+    page = (SITE / "code" / "gru" / "index.html").read_text("utf-8")
+    after = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('id="gru-trainedjson"'):]))
+    assert "\n".join(usage_printed) in after
+
+
+@pytest.mark.parametrize("case", range(len(MODEL_CASES)))
+def test_the_model_in_the_page_writes_what_gru_py_writes(shared, expected_model, case):
+    """Greedy and drawn text equal gru.py's predict() for the same prompt, length,
+    temperature and seed; the five likeliest next characters are numpy's, to 1e-9."""
+    prompt, n, temp, seed = MODEL_CASES[case]
+    want = expected_model[1][case]
+    t = shared("ch14-gru-lm/")
+    host, _ = model_widget(t)
+    set_model(host, prompt, n, temp, seed)
+    got = model_shows(host)
+    assert (got["greedy"], got["sampled"]) == (want["greedy"], want["sampled"])
+    top = sorted(want["p"].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert [c for c, _, _ in got["top"]] == [c for c, _ in top]
+    for (c, p, text), (_, q) in zip(got["top"], top):
+        assert p == pytest.approx(q, rel=1e-9) and text == f"{q:.4f}", (c, p, q)
+    t.check_clean()
+
+
+def test_the_python_lines_under_the_text_print_the_text(shared, tmp_path):
+    """The widget's "same in Python" lines, run after the code page's, print what the
+    widget shows."""
+    t = shared("ch14-gru-lm/")
+    host, _ = model_widget(t)
+    set_model(host, "Hello, World", 40, 0.85, 99)
+    got = model_shows(host)
+    printed = run_python(usage_lines() + "\n" + got["python"], tmp_path).splitlines()
+    assert printed[2:] == [got["greedy"], got["sampled"]]
+    assert got["greedy"].startswith("hello world")
+
+
+def test_the_model_starts_at_the_samples_table_and_loads_only_when_used(tab):
+    """Mounted, the widget has not asked for the weights; the first key in the prompt
+    loads them once, and at its start it writes the table's greedy row."""
+    t = tab("ch14-gru-lm/")
+    host, figure = model_widget(t)
+    assert figure.get_attribute("data-model") == "waiting"
+    assert not [u for u in t.requests if u.endswith("/gru-trained.json")]
+    samples = next(x for x in tables("gru.py") if x[0][:2] == ["epoch", "greedy"])
+    prompt = host.locator('input[data-input="prompt"]')
+    prompt.press("End")
+    prompt.press("Backspace")
+    prompt.type("s")  # "it has" again
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
+    assert model_shows(host)["greedy"] == samples[-1][1].strip('"')
+    assert len([u for u in t.requests if u.endswith("/gru-trained.json")]) == 1
+    t.check_clean()
+
+
+MODEL_BAD = [("", "prompt: empty"), ("123 !?", None), ("x" * 201, "prompt: too long")]
+
+
+@pytest.mark.parametrize("text,says", MODEL_BAD)
+def test_a_bad_prompt_says_so_and_keeps_the_last_text(shared, text, says):
+    t = shared("ch14-gru-lm/")
+    host, _ = model_widget(t)
+    set_model(host, "it has", 20, 0.5, 0)
+    before = model_shows(host)
+    prompt = host.locator('input[data-input="prompt"]')
+    prompt.fill(text)
+    message = host.locator(f'#{prompt.get_attribute("aria-describedby").split()[0]}')
+    if says is None:  # only non-letters: read as one space, said so, and written after it
+        note = host.locator(f'#{prompt.get_attribute("aria-describedby").split()[1]}')
+        assert "Read as \u201c \u201d" in note.inner_text()
+        assert prompt.get_attribute("aria-invalid") is None and not message.is_visible()
+        assert model_shows(host)["greedy"].startswith(" ")
+    else:
+        assert message.is_visible() and message.inner_text().startswith(says)
+        assert prompt.get_attribute("aria-invalid") == "true"
+        assert model_shows(host) == before, "the text left the last good prompt"
+    for seed, error in (("1.5", "seed: not a whole number"), ("-1", "seed: out of range"),
+                        ("", "seed: empty")):
+        host.locator('input[data-input="seed"]').fill(seed)
+        seed_message = host.locator(".rw-error").nth(1)
+        assert seed_message.inner_text().startswith(error)
+    host.locator('input[data-input="seed"]').fill("0")
+    prompt.fill("it has")
+    assert not message.is_visible() and model_shows(host)["greedy"] == before["greedy"]
+    t.check_clean()
+
+
+def test_the_model_works_by_keyboard_and_announces_its_text(tab, expected_model):
+    t = tab("ch14-gru-lm/")
+    host, figure = model_widget(t)
+    prompt = host.get_by_label("prompt")
+    prompt.focus()
+    t.page.keyboard.press("Tab")  # the temperature
+    assert t.page.evaluate("document.activeElement.dataset.control") == "temperature"
+    t.page.keyboard.press("ArrowRight")  # 0.50 -> 0.55, and the model loads
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
+    assert host.get_by_label("temperature").get_attribute("aria-valuetext") == "temperature 0.55"
+    t.page.keyboard.press("ArrowLeft")  # back to the first case: "it has", 20, 0.5, seed 0
+    want = expected_model[1][0]
+    assert model_shows(host)["sampled"] == want["sampled"]
+    host.locator('button[data-action="again"]').press("Enter")  # seed 1
+    assert host.locator('input[data-input="seed"]').input_value() == "1"
+    status = host.locator('[role="status"]')
+    t.page.wait_for_function("(el) => el.textContent.startsWith('greedy: ')",
+                             arg=status.element_handle(), timeout=5000)
+    assert want["greedy"][len("it has"):] in status.inner_text()
+    t.check_clean()
+
+
+def test_the_model_fits_a_phone(tab):
+    t = tab("ch14-gru-lm/", viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    host, figure = model_widget(t)
+    host.locator('button[data-action="run"]').tap()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
+    move(host, "length", len(LENGTHS) - 1)  # the longest text wraps
+    assert host.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
+    assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    t.check_clean()
+
+
 # -- loading, weight, no JavaScript ------------------------------------------------------
 
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
-           "ch13-gated/": ("bias_widget", "step_widget")}
+           "ch13-gated/": ("bias_widget", "step_widget"),
+           "ch14-gru-lm/": ("model_widget",)}
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))
@@ -453,8 +664,10 @@ def test_without_javascript_the_page_is_as_built(tab, page_path):
     for n in range(plots.count()):
         img = plots.nth(n)
         if img.get_attribute("src").endswith("#only-light"):
-            img.scroll_into_view_if_needed()
-            assert img.is_visible() and img.evaluate("(i) => i.complete && i.naturalWidth > 0")
+            img.scroll_into_view_if_needed()  # laid out, then loaded, a frame or two later
+            img.wait_for(state="visible", timeout=5000)  # (site.css: content-visibility: auto)
+            t.page.wait_for_function("(i) => i.complete && i.naturalWidth > 0",
+                                     arg=img.element_handle(), timeout=5000)
     assert t.page.locator("figure.diagram svg").count() == html.count('<figure class="diagram"')
     assert t.page.locator(".rw-figure").count() == 0
     heights = t.page.locator(".rw-widget").evaluate_all("hs => hs.map((h) => h.offsetHeight)")
@@ -474,6 +687,10 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
             control.press("End")
     if page_path == "ch13-gated/":
         type_inputs(hosts[1], {"x_t": ["0.2", "oops"]})  # a message on screen too
+    if page_path == "ch14-gru-lm/":  # the text written, and a message on screen too
+        t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
+                                 arg=hosts[0].element_handle(), timeout=10_000)
+        hosts[0].locator('input[data-input="seed"]').fill("1.5")
     assert t.page.locator("body").get_attribute("data-md-color-scheme") == \
         {"light": "default", "dark": "slate"}[theme]
     t.page.add_script_tag(content=AXE_JS)

@@ -4,9 +4,34 @@ from docs/code/gru.py and the models it trains (one worker process trains each o
 import html
 
 from generator import diagrams
-from generator.chapter import Chapter
+from generator.chapter import Chapter, GeneratorError, Served
 
-CHAPTER = Chapter("ch14-gru-lm.md", "gru.py", data=("timemachine.txt",))
+# The trained GRU as a file, and the lines that load it back into gru.py's functions
+# (the widget's "same in Python" lines run after them).
+TRAINED_USAGE = """\
+import json
+import numpy as np
+import gru
+
+m = json.load(open('gru-trained.json'))
+w = {name: np.array(v) for name, v in m['weights'].items()}
+params = {'W_x': np.stack([w['W_xz'], w['W_xr'], w['W_xh']]),   # stacked as gru.py keeps them
+          'W_h': np.stack([w['W_hz'], w['W_hr'], w['W_hh']]),
+          'b': np.stack([w['b_z'], w['b_r'], w['b_h']]),
+          'W_hq': w['W_hq'], 'b_q': w['b_q']}
+print(gru.predict(params, 'gru', 'it has', 20))                                # greedy
+print(gru.predict(params, 'gru', 'it has', 20, 0.5, np.random.default_rng(0)))  # drawn
+"""
+
+CHAPTER = Chapter("ch14-gru-lm.md", "gru.py", data=("timemachine.txt",), served=(
+    Served("gru-trained.json", ("--export",),
+           "The GRU that `python3 gru.py` trains (d2l's configuration, seed 0, epoch 50): "
+           "`weights`, its parameters under the equations' names (float32 values), "
+           "`vocab` and `preprocessing`, its `greedy` continuation of `prefix`, and for "
+           "each character of the validation `passage` of `--inside`, `reach`: the norm "
+           "of the gradient of log P(next character) with respect to each of the "
+           "`reach_back` inputs before it. Chapter 14's page runs it in the browser.",
+           TRAINED_USAGE),))
 
 STYLES = {"GRU": "-", "LSTM": "--", "plain RNN": ":"}
 
@@ -158,16 +183,46 @@ def trained_model(ctx):
     """The trained GRU as a served file (gru.py --export's record): its weights by the
     equations' names, the vocabulary and preprocessing, and the reach of every
     prediction over the shaded passage, for a reader's numpy or a page's script."""
-    import json
-
-    record = ctx.record("--export").plain()
-    data = json.dumps(record, separators=(",", ":")).encode("utf-8")
-    link = ctx.add_file("code/gru-trained.json", data)
+    record = ctx.record("--export")
+    link, data = ctx.served("gru-trained.json")
     return (f"[gru-trained.json]({link}){{ download }} ({len(data) / 1000:,.0f} KB) holds "
             f"this trained GRU: its weights under the equations' names, the vocabulary and "
             f"the preprocessing, and for each character of the passage above how strongly "
-            f"its prediction depends on each of the {record['reach_back']} inputs before it. "
-            f"It is the record of `python3 gru.py --export`.")
+            f"its prediction depends on each of the {record.reach_back} inputs before it. "
+            f"It is the record of `python3 gru.py --export`; [gru.py's code page]"
+            f"({ctx.link('code/gru.md')}#gru-trainedjson) shows the lines that load it.")
+
+
+TEMPERATURES = [round(0.05 * k, 2) for k in range(2, 41)]  # the widget's slider: 0.1 .. 2
+LENGTHS = [10, 20, 40, 80, 160]
+
+
+@CHAPTER.widget
+def model_widget(ctx):
+    """The trained GRU writing in the page (docs/assets/widgets/textgen.js): it starts
+    where the samples table ends, at "it has", 20 characters, temperature 0.5."""
+    train, export = ctx.record(), ctx.record("--export")
+    link, data = ctx.served("gru-trained.json")
+    last = train.samples[-1]
+    if (export.greedy, export.prefix) != (last.greedy, train.config.prefix):
+        raise GeneratorError(f"{ctx.where}: --export's greedy {export.greedy!r} is not the "
+                             f"samples table's {last.greedy!r}: the widget would not start there")
+    return ctx.widget("textgen", {
+        "title": "The trained GRU, writing: type a prompt",
+        "caption": ("The GRU above (seed 0, epoch 50), run by this page on the weights of "
+                    f'<a href="{ctx.url("code/gru-trained.json")}">gru-trained.json</a>: '
+                    "the same step and the same sampling as gru.py's <code>predict</code>, "
+                    "with numpy's random numbers (<code>default_rng(seed)</code>), so the "
+                    "Python lines under the text print the same. The greedy line at the start "
+                    "is the last row of the samples table."),
+        "model": {"url": ctx.url("code/gru-trained.json"), "bytes": len(data)},
+        "prefix": train.config.prefix,
+        "max_length": 200,
+        "temperature": {"values": TEMPERATURES, "index": TEMPERATURES.index(0.5)},
+        "length": {"values": LENGTHS, "index": LENGTHS.index(train.config.num_preds)},
+        "seed": 0,
+        "top": 5,
+    })
 
 
 @CHAPTER.block
