@@ -1,0 +1,1456 @@
+"""deeper.py: stacked and bidirectional GRUs, the encoder-decoder and attention, measured.
+
+Companion script to chapter 17 ("Deeper, both ways, and what comes next").
+Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
+14 and 15: Z near 1 keeps the old state) is used four ways:
+
+    stacked        layer 2 reads the states of layer 1 instead of the text
+    bidirectional  a second GRU reads the sequence backwards; the two states
+                   at step t, side by side, see the whole sequence
+    encoder-decoder
+                   one GRU reads a string, another writes its reversal,
+                   starting from the first one's last state
+    attention      at every output step the decoder takes a weighted mean of
+                   all the encoder's states, weighted by how well each matches
+                   its own state (Luong et al.'s dot product)
+
+    python3 deeper.py --stacked    one GRU layer against two, The Time Machine, 3 seeds
+    python3 deeper.py --layers     what each layer's state holds: linear probes
+    python3 deeper.py --leak       a bidirectional GRU as a language model reads the answer
+    python3 deeper.py --tagging    last letter of a word: one direction against both
+    python3 deeper.py --reverse    reversing strings, without and with attention, by length
+    python3 deeper.py --attention  the attention weights of a few test strings
+    python3 deeper.py --exposure   teacher forcing against the decoder's own outputs
+    python3 deeper.py --recall     chapter 15's recall task with an attention readout
+    python3 deeper.py --gradcheck  every hand-written gradient against central differences
+
+    options: --steps N (the training budget of the models --stacked, --layers,
+             --reverse, --attention, --exposure and --recall show),
+             --lags L,L,... (--recall), --string S (--attention: one more
+             string to reverse), --corpus PATH (--stacked, --layers, --leak,
+             --tagging: another text than timemachine.txt)
+
+Every model is trained for several seeds side by side: every array has a
+leading model axis M, as in memory.py. Training is float32 on one BLAS thread;
+the same command prints the same output, run after run, except the lines that
+start with `time:`. Reports that share trained models train them once per run.
+"""
+
+import argparse
+import os
+import re
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+if __name__ == "__main__":  # as a script: one BLAS thread (must be set before numpy loads)
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")  # threads cost more than they save on 32-unit models
+
+try:
+    import numpy as np
+except ImportError:  # main() says how to install it; importing stays possible
+    np = None
+
+
+class Refused(Exception):
+    """An input the script cannot use: main() says why in one line, exit status 1."""
+
+# ---------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------
+
+SEEDS = (0, 1, 2)  # every experiment: three models side by side, one per seed
+LR = 0.01  # Adam's learning rate, every model
+CLIP = 1.0  # each model's gradient is rescaled to at most this norm (d2l's clipping)
+
+# The Time Machine, in d2l's configuration (chapter 14)
+CORPUS = Path(__file__).with_name("timemachine.txt")
+VOCAB = [" ", "<unk>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]  # d2l's 28 tokens
+NUM_STEPS, NUM_TRAIN, NUM_VAL = 32, 10_000, 5_000  # window length; training, validation windows
+LM_BATCH = 32  # windows per training step
+LM_STEPS = 300  # the budget, the same for every model of --stacked
+LM_EVERY = 50  # steps between two points of a learning curve
+LM_CURVE_VAL = 500  # validation windows of the curve's points (all of them at the end)
+STACKS = (  # name, hidden sizes of the layers from the bottom
+    ("1 layer, h = 32", (32,)),
+    ("2 layers, h = 22", (22, 22)),  # about the parameters of one layer of 32
+    ("2 layers, h = 32", (32, 32)),  # the width of one layer of 32
+)
+BI_HIDDEN = 16  # units per direction of the bidirectional GRU (32 in all)
+LEAK_STEPS = 150  # its budget as a language model
+TAG_STEPS = 150  # the budget of both taggers
+
+# Reversing strings (the encoder-decoder)
+SYMBOLS = "abcdefghij"  # K symbols; the decoder also reads a start token
+K = len(SYMBOLS)
+BOS = K  # the start token's id in the decoder's vocabulary
+MAX_LEN = 12  # training strings have 1 to MAX_LEN symbols
+S2S_HIDDEN, S2S_BATCH, S2S_STEPS = 32, 64, 1000
+S2S_TEST = 200  # fixed test strings per length
+SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test string of each
+EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
+
+# Chapter 15's recall task: its sequences exactly as memory.py makes them
+R_K, R_D = 4, 4  # symbols to remember, distractor symbols
+R_QUERY, R_V = R_K + R_D, R_K + R_D + 1  # the query's token id; the vocabulary's size
+R_DATA_KEY, R_TEST_KEY = 16, 17  # memory.py's seed-sequence prefixes for training and test
+R_SEEDS = SEEDS  # three of memory.py's four seeds
+R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
+R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
+
+MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
+MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
+
+
+# ---------------------------------------------------------------------------
+# The data
+# ---------------------------------------------------------------------------
+
+def read_corpus(path=CORPUS):
+    """d2l's preprocessing: every run of non-letters becomes one space, lower case; then
+    the characters as token ids (positions in VOCAB)."""
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused(f"cannot read the corpus {path}: {getattr(exc, 'strerror', None) or exc}")
+    chars = re.sub("[^A-Za-z]+", " ", text).lower()
+    ids = np.array([VOCAB.index(c) for c in chars[:NUM_TRAIN + NUM_VAL + NUM_STEPS]])
+    if len(ids) < NUM_TRAIN + NUM_VAL + NUM_STEPS:
+        raise Refused(f"the corpus {path} is too short: {len(ids):,} characters after "
+                      f"preprocessing, {NUM_TRAIN + NUM_VAL + NUM_STEPS:,} needed")
+    return ids
+
+
+def windows(ids):
+    """d2l's windows: one of NUM_STEPS + 1 characters at every start position, the first
+    NUM_TRAIN to train, the next NUM_VAL to validate. (train, val), (n, 33) each."""
+    n = NUM_TRAIN + NUM_VAL
+    w = ids[np.arange(n)[:, None] + np.arange(NUM_STEPS + 1)]
+    return w[:NUM_TRAIN], w[NUM_TRAIN:]
+
+
+def last_letter_tags(w):
+    """The tagging task: for each of the first NUM_STEPS characters of a window, 1 if it is
+    the last letter of its word (a letter followed by a space), else 0."""
+    space = VOCAB.index(" ")
+    return ((w[:, :-1] != space) & (w[:, 1:] == space)).astype(np.intp)
+
+
+def reversal_batch(rng, models, n, length):
+    """`n` random strings of `length` symbols for each model and their reversals, as
+    time-major token ids (length, models, n)."""
+    source = rng.integers(0, K, (length, models, n))
+    return source, source[::-1]
+
+
+def recall_sequences(rng, n, lag):
+    """memory.py's make_sequences: n sequences of lag + 1 tokens, (n, lag + 1), and their
+    answers, (n,): one of R_K symbols, lag - 1 distractors, the query."""
+    first = rng.integers(0, R_K, n)
+    X = np.empty((n, lag + 1), dtype=np.intp)
+    X[:, 0] = first
+    X[:, 1:lag] = rng.integers(R_K, R_K + R_D, (n, lag - 1))
+    X[:, lag] = R_QUERY
+    return X, first
+
+
+def recall_batch(rngs, n, lag):
+    """One batch per seed from each seed's generator, as memory.py's seeds_sequences
+    makes them: tokens (lag + 1, seeds, n) time-major and answers (seeds, n)."""
+    batches = [recall_sequences(rng, n, lag) for rng in rngs]
+    X = np.stack([x for x, _ in batches], axis=1).transpose(2, 1, 0)
+    return np.ascontiguousarray(X), np.stack([y for _, y in batches])
+
+
+def one_hot(ids, n, dtype="float32"):
+    return np.eye(n, dtype=dtype)[ids]
+
+
+# ---------------------------------------------------------------------------
+# The GRU layer, batched over models
+# ---------------------------------------------------------------------------
+# Every array has a leading model axis M (after the time axis): X is (T, M, B, d),
+# T steps of a batch of B sequences for each of M models. A layer's parameters
+# hold its three gates side by side, in the order [z | r | h~] (as nanoGPT keeps
+# q, k, v in one matrix):
+#
+#   W_x (M, d, 3h) = [W_xz | W_xr | W_xh],  W_h (M, h, 3h) = [W_hz | W_hr | W_hh],  b (M, 3h)
+#
+#   Z  = sigma(X_t W_xz + H_prev W_hz + b_z)          update gate
+#   R  = sigma(X_t W_xr + H_prev W_hr + b_r)          reset gate
+#   H~ = tanh(X_t W_xh + (R * H_prev) W_hh + b_h)     candidate state
+#   H  = Z * H_prev + (1 - Z) * H~                    new state
+
+def sigmoid(a):
+    return 0.5 * (1 + np.tanh(0.5 * a))  # = 1 / (1 + exp(-a)), and never overflows
+
+
+def gru_params(rng, d, h):
+    """One layer for one model: PyTorch's rule, every weight uniform(-1/sqrt(h), 1/sqrt(h)),
+    biases zero."""
+    a = 1 / np.sqrt(h)
+    return {"W_x": rng.uniform(-a, a, (d, 3 * h)), "W_h": rng.uniform(-a, a, (h, 3 * h)),
+            "b": np.zeros(3 * h)}
+
+
+def dense_params(rng, d, n):
+    """An affine layer X W + b for one model, PyTorch's nn.Linear rule."""
+    a = 1 / np.sqrt(d)
+    return {"W": rng.uniform(-a, a, (d, n)), "b": np.zeros(n)}
+
+
+def stack_models(per_model, dtype="float32"):
+    """[{name: array}] for each model -> {name: (M, ...) array}; nested dicts alike."""
+    first = per_model[0]
+    if isinstance(first, dict):
+        return {k: stack_models([p[k] for p in per_model], dtype) for k in first}
+    if isinstance(first, list):
+        return [stack_models([p[n] for p in per_model], dtype) for n in range(len(first))]
+    return np.stack(per_model).astype(dtype)
+
+
+def gru_forward(p, X, H_0):
+    """Run the layer over X (T, M, B, d) from H_0 (M, B, h). Returns H_0 .. H_T as one
+    array (T + 1, M, B, h) and what the backward pass needs."""
+    h = H_0.shape[-1]
+    G = X @ p["W_x"] + p["b"][:, None, :]  # the input part of every step in one product
+    W_hzr, W_hh = p["W_h"][..., :2 * h], p["W_h"][..., 2 * h:]
+    Hs = np.empty((len(X) + 1,) + H_0.shape, H_0.dtype)
+    Hs[0] = H_0
+    RH = np.empty((len(X),) + H_0.shape, H_0.dtype)  # R * H_prev of every step
+    for t in range(len(X)):  # G[t] holds step t's pre-activations, then its gates
+        H_prev = Hs[t]
+        G[t, ..., :2 * h] = sigmoid(G[t, ..., :2 * h] + H_prev @ W_hzr)  # Z and R
+        Z, R = G[t, ..., :h], G[t, ..., h:2 * h]
+        RH[t] = R * H_prev
+        G[t, ..., 2 * h:] = np.tanh(G[t, ..., 2 * h:] + RH[t] @ W_hh)  # H~
+        Hs[t + 1] = Z * H_prev + (1 - Z) * G[t, ..., 2 * h:]  # H
+    return Hs, (X, Hs, G, RH)
+
+
+def sum_over_steps(A, B):
+    """sum over t of A[t]^T B[t] for each model: (T, M, n, a), (T, M, n, b) -> (M, a, b)."""
+    total = A[0].swapaxes(-1, -2) @ B[0]
+    for t in range(1, len(A)):
+        total += A[t].swapaxes(-1, -2) @ B[t]
+    return total
+
+
+def gru_backward(p, cache, dHs):
+    """Backpropagation through time. dHs (T, M, B, h): dL/dH_t from outside the recurrence
+    (the layer above, the output, attention) for t = 1 .. T. Returns the gradients (a dict
+    like p), dL/dX (T, M, B, d) and dL/dH_0."""
+    X, Hs, G, RH = cache
+    h = Hs.shape[-1]
+    W_h_T = p["W_h"].swapaxes(-1, -2)  # (M, 3h, h): rows [z | r | h~]
+    W_hzr_T, W_hh_T = W_h_T[:, :2 * h], W_h_T[:, 2 * h:]
+    dA = np.empty_like(G)  # dL/d(pre-activations) of every step, [z | r | h~]
+    dH = np.zeros_like(Hs[0])  # dL/dH_t through H_{t+1}: nothing after the last step
+    for t in reversed(range(len(X))):
+        dH = dH + dHs[t]
+        H_prev, Z, R, H_tilde = Hs[t], G[t, ..., :h], G[t, ..., h:2 * h], G[t, ..., 2 * h:]
+        dA[t, ..., 2 * h:] = dH * (1 - Z) * (1 - H_tilde ** 2)  # through (1 - Z) * H~, tanh
+        dRH = dA[t, ..., 2 * h:] @ W_hh_T  # dL/d(R * H_prev)
+        dA[t, ..., :h] = dH * (H_prev - H_tilde) * Z * (1 - Z)  # through Z, sigma
+        dA[t, ..., h:2 * h] = dRH * H_prev * R * (1 - R)  # through R, sigma
+        dH = dH * Z + dRH * R + dA[t, ..., :2 * h] @ W_hzr_T  # to H_prev, every way
+    grads = {"W_x": sum_over_steps(X, dA), "b": dA.sum(axis=(0, 2)),
+             "W_h": np.concatenate([sum_over_steps(Hs[:-1], dA[..., :2 * h]),
+                                    sum_over_steps(RH, dA[..., 2 * h:])], axis=-1)}
+    return grads, dA @ p["W_x"].swapaxes(-1, -2), dH
+
+
+# ---------------------------------------------------------------------------
+# Layers on top: several layers, both directions, a softmax at every step
+# ---------------------------------------------------------------------------
+# A sequence labeller reads X and gives a distribution at every step: the language
+# model (the label is the next character) and the tagger (the label is 0 or 1).
+# model = {"layers": [{"fwd": p} or {"fwd": p, "bwd": p}, ...], "out": dense}
+
+def labeller_params(seed, vocab, hidden, classes, bidirectional=False):
+    """One model: a stack of GRU layers of the given sizes (each of them two GRUs if
+    bidirectional), then a softmax layer."""
+    rng = np.random.default_rng([17, seed])
+    layers, d = [], vocab
+    for h in hidden:
+        layer = {"fwd": gru_params(rng, d, h)}
+        if bidirectional:
+            layer["bwd"] = gru_params(rng, d, h)
+        layers.append(layer)
+        d = h * len(layer)
+    return {"layers": layers, "out": dense_params(rng, d, classes)}
+
+
+def labeller_forward(model, X):
+    """X: (T, M, B, vocab) one-hot. The states of every layer, each (T, M, B, h or 2h),
+    and the caches. The backward GRU reads the time axis reversed, and its states are
+    put back in reading order, so that step t holds [forward H_t, backward H_t]."""
+    states, caches, inputs = [], [], X
+    for layer in model["layers"]:
+        zero = np.zeros(X.shape[1:3] + (layer["fwd"]["W_h"].shape[-2],), X.dtype)
+        Hf, cf = gru_forward(layer["fwd"], inputs, zero)
+        if "bwd" in layer:
+            Hb, cb = gru_forward(layer["bwd"], inputs[::-1], zero)
+            inputs = np.concatenate([Hf[1:], Hb[1:][::-1]], axis=-1)
+            caches.append((cf, cb))
+        else:
+            inputs = Hf[1:]
+            caches.append((cf,))
+        states.append(inputs)
+    return states, caches
+
+
+def softmax(a):
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def labeller_loss(model, X, Y, need_grads=True):
+    """Mean cross-entropy of every step's label Y (T, M, B) per model (M,), its accuracy,
+    the probabilities, and the gradients of the sum of the models' losses."""
+    states, caches = labeller_forward(model, X)
+    top, out = states[-1], model["out"]
+    P = softmax(top @ out["W"] + out["b"][:, None, :])  # (T, M, B, classes)
+    T, M, B = Y.shape
+    picked = np.take_along_axis(P, Y[..., None], axis=-1)[..., 0]
+    loss = -np.log(np.maximum(picked, 1e-30)).mean(axis=(0, 2))
+    accuracy = (P.argmax(axis=-1) == Y).mean(axis=(0, 2))
+    if not need_grads:
+        return loss, accuracy, P, None
+    dZ = P.copy()  # d(mean cross-entropy)/d(logits) = (softmax - one_hot) / (T B)
+    np.put_along_axis(dZ, Y[..., None], np.take_along_axis(dZ, Y[..., None], -1) - 1, -1)
+    dZ /= T * B
+    grads = {"out": {"W": sum_over_steps(top, dZ), "b": dZ.sum(axis=(0, 2))}, "layers": []}
+    d_top = dZ @ out["W"].swapaxes(-1, -2)  # dL/d(top states)
+    for layer, cache in zip(reversed(model["layers"]), reversed(caches)):
+        h = layer["fwd"]["W_h"].shape[-2]
+        g_f, dX, _ = gru_backward(layer["fwd"], cache[0], d_top[..., :h])
+        g = {"fwd": g_f}
+        if "bwd" in layer:
+            g["bwd"], dX_b, _ = gru_backward(layer["bwd"], cache[1], d_top[..., h:][::-1])
+            dX = dX + dX_b[::-1]
+        grads["layers"].insert(0, g)
+        d_top = dX
+    return loss, accuracy, P, grads
+
+
+# ---------------------------------------------------------------------------
+# The encoder-decoder, and attention
+# ---------------------------------------------------------------------------
+# The encoder reads the source x_1 .. x_n: states h_1 .. h_n. The decoder starts from
+# s_0 = h_n and reads the previous output token (the start token first): states
+# s_1 .. s_n. At every output step j a context c_j joins s_j:
+#
+#   without attention (Cho et al., 2014)   c_j = h_n, the same for every j
+#   with attention (Luong et al., 2015)    a_ji = softmax over i of s_j . h_i,
+#                                          c_j = sum over i of a_ji h_i
+#
+#   o_j = tanh([c_j, s_j] W_c + b_c),   P(y_j) = softmax(o_j W_o + b_o)
+
+def seq2seq_params(seed, hidden=S2S_HIDDEN):
+    rng = np.random.default_rng([18, seed])
+    return {"enc": gru_params(rng, K, hidden), "dec": gru_params(rng, K + 1, hidden),
+            "mix": dense_params(rng, 2 * hidden, hidden), "out": dense_params(rng, hidden, K)}
+
+
+def attend(S, E, attention):
+    """Queries S (M, B, m, h) against the states E (M, B, n, h): the weights a (M, B, m, n)
+    and the contexts C = a E (M, B, m, h). attention (M,): whether each model attends;
+    a model that does not puts every weight on the last state, h_n."""
+    a = softmax(S @ E.swapaxes(-1, -2))  # a_ji = softmax over i of s_j . h_i
+    last = np.zeros_like(a)
+    last[..., -1] = 1
+    a = np.where(attention[:, None, None, None], a, last)
+    return a, a @ E
+
+
+def attend_backward(S, E, a, dC, attention):
+    """dL/dS and dL/dE from dL/dC, through C = a E and, where a model attends, through a."""
+    da = dC @ E.swapaxes(-1, -2)
+    dscores = a * (da - (da * a).sum(axis=-1, keepdims=True))  # back through the softmax
+    dscores *= attention[:, None, None, None]  # a fixed weight passes no gradient to S
+    return dscores @ E, a.swapaxes(-1, -2) @ dC + dscores.swapaxes(-1, -2) @ S
+
+
+def readout(model, S, E, attention):
+    """The output distribution of every decoder state S (M, B, m, h) over the encoder's
+    states E (M, B, n, h); the weights; and the cache of readout_backward."""
+    a, C = attend(S, E, attention)
+    CS = np.concatenate([C, S], axis=-1)
+    mix, out = model["mix"], model["out"]
+    O = np.tanh(CS @ mix["W"][:, None] + mix["b"][:, None, None])
+    P = softmax(O @ out["W"][:, None] + out["b"][:, None, None])
+    return P, a, (S, E, a, CS, O)
+
+
+def per_model(A):
+    """(M, ..., a) -> (M, rows, a): every row of a model's batch, for one product."""
+    return A.reshape(A.shape[0], -1, A.shape[-1])
+
+
+def readout_backward(model, cache, dZ, attention):
+    """dZ: dL/d(logits) (M, B, m, classes). The gradients of mix and out, dL/dS, dL/dE."""
+    S, E, a, CS, O = cache
+    h = S.shape[-1]
+    mix, out = model["mix"], model["out"]
+    g = {"out": {"W": per_model(O).swapaxes(1, 2) @ per_model(dZ), "b": dZ.sum(axis=(1, 2))}}
+    dpre = (dZ @ out["W"].swapaxes(-1, -2)[:, None]) * (1 - O ** 2)  # back through tanh
+    g["mix"] = {"W": per_model(CS).swapaxes(1, 2) @ per_model(dpre), "b": dpre.sum(axis=(1, 2))}
+    dCS = dpre @ mix["W"].swapaxes(-1, -2)[:, None]
+    dS, dE = attend_backward(S, E, a, dCS[..., :h], attention)
+    return g, dS + dCS[..., h:], dE
+
+
+def cross_entropy(P, Y):
+    """Mean cross-entropy per model of P (M, B, m, classes) against Y (M, B, m), and
+    dL/d(logits) of the sum of the models' losses."""
+    M, B, m = Y.shape
+    picked = np.take_along_axis(P, Y[..., None], axis=-1)[..., 0]
+    dZ = P.copy()
+    np.put_along_axis(dZ, Y[..., None], picked[..., None] - 1, -1)
+    return -np.log(np.maximum(picked, 1e-30)).mean(axis=(1, 2)), dZ / (B * m)
+
+
+def encode(model, source):
+    """The encoder's states h_0 .. h_n (n + 1, M, B, h) of source ids (n, M, B)."""
+    zero = np.zeros(source.shape[1:] + (model["enc"]["W_h"].shape[-2],), model["enc"]["W_h"].dtype)
+    return gru_forward(model["enc"], one_hot(source, K, zero.dtype), zero)
+
+
+def seq2seq_loss(model, source, target, attention, need_grads=True):
+    """Teacher forcing: the decoder reads the true previous token at every step. Mean
+    cross-entropy per model, the probabilities (M, B, n, K), the weights, the gradients."""
+    Hs, cache_e = encode(model, source)
+    previous = np.concatenate([np.full((1,) + target.shape[1:], BOS), target[:-1]])
+    Ss, cache_d = gru_forward(model["dec"], one_hot(previous, K + 1, Hs.dtype), Hs[-1])
+    S, E = Ss[1:].transpose(1, 2, 0, 3), Hs[1:].transpose(1, 2, 0, 3)  # (M, B, n, h)
+    P, a, cache_r = readout(model, S, E, attention)
+    loss, dZ = cross_entropy(P, target.transpose(1, 2, 0))
+    if not need_grads:
+        return loss, P, a, None
+    g, dS, dE = readout_backward(model, cache_r, dZ, attention)
+    g["dec"], _, dH_n = gru_backward(model["dec"], cache_d, dS.transpose(2, 0, 1, 3))
+    dHs = dE.transpose(2, 0, 1, 3).copy()
+    dHs[-1] += dH_n  # h_n is also the decoder's first state
+    g["enc"], _, _ = gru_backward(model["enc"], cache_e, dHs)
+    return loss, P, a, g
+
+
+def decode(model, source, attention, target=None):
+    """Greedy decoding, one step at a time: the decoder reads its own previous output
+    (or, given target, the true one: teacher forcing). Outputs (n, M, B), weights."""
+    Hs, _ = encode(model, source)
+    E, s = Hs[1:].transpose(1, 2, 0, 3), Hs[-1]
+    token = np.full(source.shape[1:], BOS)
+    outputs, weights = [], []
+    for j in range(len(source)):
+        Ss, _ = gru_forward(model["dec"], one_hot(token[None], K + 1, Hs.dtype), s)
+        s = Ss[-1]
+        P, a, _ = readout(model, s[:, :, None], E, attention)
+        outputs.append(P[:, :, 0].argmax(axis=-1))
+        weights.append(a[:, :, 0])
+        token = outputs[-1] if target is None else target[j]
+    return np.stack(outputs), np.stack(weights, axis=2)  # weights (M, B, n, n)
+
+
+# Chapter 15's recall task, read out by attention: the query state h_T attends over
+# every state h_1 .. h_T; without attention the context is h_T itself.
+
+def recall_params(seed, hidden=R_HIDDEN):
+    rng = np.random.default_rng([19, seed])
+    return {"enc": gru_params(rng, R_V, hidden), "mix": dense_params(rng, 2 * hidden, hidden),
+            "out": dense_params(rng, hidden, R_K)}
+
+
+def recall_loss(model, X, Y, attention, need_grads=True):
+    """X (T, M, B) token ids, Y (M, B) answers. Loss and accuracy per model, gradients."""
+    zero = np.zeros(X.shape[1:] + (model["enc"]["W_h"].shape[-2],), model["enc"]["W_h"].dtype)
+    Hs, cache_e = gru_forward(model["enc"], one_hot(X, R_V, zero.dtype), zero)
+    q, E = Hs[-1][:, :, None], Hs[1:].transpose(1, 2, 0, 3)  # the query (M, B, 1, h)
+    P, a, cache_r = readout(model, q, E, attention)
+    loss, dZ = cross_entropy(P, Y[:, :, None])
+    accuracy = (P[:, :, 0].argmax(axis=-1) == Y).mean(axis=1)
+    if not need_grads:
+        return loss, accuracy, None
+    g, dq, dE = readout_backward(model, cache_r, dZ, attention)
+    dHs = dE.transpose(2, 0, 1, 3).copy()
+    dHs[-1] += dq[:, :, 0]
+    g["enc"], _, _ = gru_backward(model["enc"], cache_e, dHs)
+    return loss, accuracy, g
+
+
+# ---------------------------------------------------------------------------
+# Training: Adam, every model side by side
+# ---------------------------------------------------------------------------
+
+def leaves(tree):
+    """The arrays of a nested dict (or list) of parameters, in a fixed order."""
+    if isinstance(tree, dict):
+        return [x for k in sorted(tree) for x in leaves(tree[k])]
+    if isinstance(tree, list):
+        return [x for item in tree for x in leaves(item)]
+    return [tree]
+
+
+class Adam:
+    """Adam (Kingma and Ba, 2015), PyTorch's betas and epsilon, after clipping each
+    model's gradient to norm CLIP. Every entry is its own, so the models stay apart."""
+
+    def __init__(self, model, lr=LR, b1=0.9, b2=0.999, eps=1e-8):
+        self.params, self.lr, self.b1, self.b2, self.eps = leaves(model), lr, b1, b2, eps
+        self.t = 0  # steps taken
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+
+    def step(self, grads):
+        grads = leaves(grads)
+        M = len(grads[0])
+        norm = np.sqrt(sum((g.reshape(M, -1) ** 2).sum(axis=1) for g in grads))
+        scale = np.minimum(1, CLIP / np.maximum(norm, 1e-12)).astype(grads[0].dtype)
+        self.t += 1
+        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
+        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+            g = g * scale.reshape((M,) + (1,) * (g.ndim - 1))
+            m *= self.b1
+            m += (1 - self.b1) * g
+            v *= self.b2
+            v += (1 - self.b2) * g * g
+            p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
+
+
+_TRAINED = {}  # what a training run returns, by its settings: each is trained once per run
+
+
+def memoised(key, train):
+    if key not in _TRAINED:
+        start = time.process_time()
+        _TRAINED[key] = (train(), time.process_time() - start)
+    return _TRAINED[key]
+
+
+def count_params(model):
+    """Parameters of one of the models side by side."""
+    return int(sum(p[0].size for p in leaves(model)))
+
+
+# The labellers on The Time Machine: the language model and the tagger
+
+def labels(task, w):
+    """Inputs and labels of windows w (n, 33): the language model's label is the next
+    character, the tagger's whether the character is the last letter of its word."""
+    return w[:, :-1], (w[:, 1:] if task == "lm" else last_letter_tags(w))
+
+
+def evaluate_labeller(model, task, w, chunk=500):
+    """Mean cross-entropy and accuracy at each position of the windows w, (T, M) each:
+    every model reads the same windows."""
+    X, Y = labels(task, w)
+    M = len(model["out"]["b"])
+    loss, correct = 0, 0
+    for i in range(0, len(X), chunk):
+        x = np.repeat(X[i:i + chunk].T[:, None], M, axis=1)  # (T, M, n)
+        y = np.repeat(Y[i:i + chunk].T[:, None], M, axis=1)
+        _, _, P, _ = labeller_loss(model, one_hot(x, len(VOCAB)), y, need_grads=False)
+        picked = np.take_along_axis(P, y[..., None], axis=-1)[..., 0]
+        loss = loss - np.log(np.maximum(picked, 1e-30)).sum(axis=2)
+        correct = correct + (P.argmax(axis=-1) == y).sum(axis=2)
+    return loss / len(X), correct / len(X)
+
+
+@dataclass
+class LabellerRun:
+    name: str
+    task: str  # lm or tag
+    hidden: list  # units per layer (per direction)
+    bidirectional: bool
+    params: int  # of one model
+    steps: int
+    curve_steps: list  # steps at which the curve was measured
+    curve: list  # per point, per seed: validation perplexity (lm) or accuracy (tag)
+    position_loss: list  # per position, per seed: mean validation cross-entropy at the end
+    position_accuracy: list  # per position, per seed: validation accuracy at the end
+    seconds: float  # CPU time of the training
+
+
+def train_labeller(ids, name, task, hidden, bidirectional, steps, seeds=SEEDS):
+    """Train one kind of labeller for every seed side by side (memoised)."""
+    key = ("labeller", ids.tobytes(), task, tuple(hidden), bidirectional, steps, tuple(seeds))
+
+    def train():
+        train_w, val_w = windows(ids)
+        classes = len(VOCAB) if task == "lm" else 2
+        model = stack_models([labeller_params(s, len(VOCAB), hidden, classes, bidirectional)
+                              for s in seeds])
+        adam = Adam(model)
+        rngs = [np.random.default_rng([20, s]) for s in seeds]
+        X_all, Y_all = labels(task, train_w)
+        curve_w = val_w[::len(val_w) // LM_CURVE_VAL]
+        curve_steps, curve = [], []
+        for step in range(1, steps + 1):
+            idx = np.stack([rng.integers(0, len(X_all), LM_BATCH) for rng in rngs])  # (M, B)
+            X, Y = X_all[idx].transpose(2, 0, 1), Y_all[idx].transpose(2, 0, 1)  # (T, M, B)
+            _, _, _, grads = labeller_loss(model, one_hot(X, len(VOCAB)), Y)
+            adam.step(grads)
+            if step % LM_EVERY == 0 or step == steps:
+                loss, acc = evaluate_labeller(model, task, curve_w)
+                curve_steps.append(step)
+                curve.append((np.exp(loss.mean(axis=0)) if task == "lm" else acc.mean(axis=0))
+                             .tolist())
+        loss, acc = evaluate_labeller(model, task, val_w)
+        return model, (curve_steps, curve, loss.tolist(), acc.tolist())
+
+    (model, (curve_steps, curve, loss, acc)), seconds = memoised(key, train)
+    return model, LabellerRun(name, task, list(hidden), bidirectional, count_params(model),
+                              steps, curve_steps, curve, loss, acc, seconds)
+
+
+# The encoder-decoder on reversal
+
+def reversal_test(length, n=S2S_TEST):
+    """The fixed test strings of one length, the same for every model: (length, n)."""
+    return np.random.default_rng([21, length]).integers(0, K, (length, n))
+
+
+def with_and_without(seeds):
+    """The models side by side: for each seed one without attention, then one with.
+    The (M,) booleans that say which attend."""
+    return np.repeat([False, True], len(seeds))
+
+
+def twice(X, axis=1):
+    """The same data for the model without attention and the model with it."""
+    return np.concatenate([X, X], axis=axis)
+
+
+def train_seq2seq(steps, seeds=SEEDS):
+    """The encoder-decoder of every seed, without and with attention, side by side
+    (memoised). The two models of a seed start from the same weights and read the same
+    strings: each step S2S_BATCH strings of one length, drawn from 1 .. MAX_LEN."""
+    def train():
+        model = stack_models([seq2seq_params(s) for s in seeds] * 2)
+        attention = with_and_without(seeds)
+        adam = Adam(model)
+        rng = np.random.default_rng([22, len(seeds)])
+        for step in range(steps):
+            length = int(rng.integers(1, MAX_LEN + 1))
+            source, target = reversal_batch(rng, len(seeds), S2S_BATCH, length)
+            _, _, _, grads = seq2seq_loss(model, twice(source), twice(target), attention)
+            adam.step(grads)
+        return model
+
+    return memoised(("seq2seq", steps, tuple(seeds)), train)
+
+
+def test_seq2seq(model, length, teacher_forcing=False):
+    """On the fixed test strings of one length: per model, the share of strings reversed
+    without an error, the share of symbols right, the outputs and the weights."""
+    source = reversal_test(length)
+    M = len(model["out"]["b"])
+    source = np.ascontiguousarray(np.broadcast_to(source[:, None], (length, M, source.shape[1])))
+    target = source[::-1]
+    attention = with_and_without(range(M // 2))
+    output, weights = decode(model, source, attention, target if teacher_forcing else None)
+    right = output == target
+    return right.all(axis=0).mean(axis=-1), right.mean(axis=(0, 2)), output, weights
+
+
+# Chapter 15's recall task
+
+def train_recall(lag, steps, seeds=R_SEEDS):
+    """The GRU with a readout, on memory.py's training streams and test set for `lag`:
+    for each seed one model without attention and one with, side by side. Test accuracy
+    per model (memoised)."""
+    def train():
+        model = stack_models([recall_params(s) for s in seeds] * 2)
+        attention = with_and_without(seeds)
+        adam = Adam(model)
+        data = [np.random.default_rng([R_DATA_KEY, s, lag]) for s in seeds]
+        for step in range(steps):
+            X, Y = recall_batch(data, R_BATCH, lag)
+            _, _, grads = recall_loss(model, twice(X), twice(Y, 0), attention)
+            adam.step(grads)
+        test = [np.random.default_rng([R_TEST_KEY, s, lag]) for s in seeds]
+        X, Y = recall_batch(test, R_TEST, lag)
+        _, accuracy, _ = recall_loss(model, twice(X), twice(Y, 0), attention, need_grads=False)
+        return accuracy.tolist()
+
+    return memoised(("recall", lag, steps, tuple(seeds)), train)
+
+
+# ---------------------------------------------------------------------------
+# What a layer's state holds: linear probes
+# ---------------------------------------------------------------------------
+
+PROBE_WINDOWS = 500  # windows whose states fit each probe, and as many that test it
+PROBES = ("the character just read", "the one before it", "the next one, to be predicted",
+          "letters of the word so far")
+
+
+def probe_targets(ids, starts):
+    """For the windows starting at `starts`, positions 1 .. NUM_STEPS - 1: the classes
+    each probe decodes, one array (n, NUM_STEPS - 1) per probe."""
+    space = VOCAB.index(" ")
+    run = np.zeros(len(ids), np.intp)  # letters of the current word up to and with ids[i]
+    for i in range(1, len(ids)):
+        run[i] = 0 if ids[i] == space else run[i - 1] + 1
+    at = starts[:, None] + np.arange(1, NUM_STEPS)
+    return [ids[at], ids[at - 1], ids[at + 1], np.minimum(run[at], 5)]  # 0 .. 4 letters, 5+
+
+
+def ridge_probe(F_train, y_train, F_test, y_test, classes):
+    """A linear least-squares classifier on the features F (n, h) and a bias, fitted to
+    one-hot targets: the share of the test rows whose largest output is the right class."""
+    F_train, F_test = (np.hstack([F, np.ones((len(F), 1))]) for F in (F_train, F_test))
+    A = F_train.T @ F_train + 1e-3 * len(F_train) * np.eye(F_train.shape[1])
+    W = np.linalg.solve(A, F_train.T @ np.eye(classes)[y_train])
+    return float(((F_test @ W).argmax(axis=1) == y_test).mean())
+
+
+def compute_probes(ids, models):
+    """models: {name: trained labeller (M models)}. For every probe and every layer of
+    every model: the probe's test accuracy per seed; and the majority class's."""
+    train_w, val_w = windows(ids)
+    n = PROBE_WINDOWS
+    fit = np.arange(0, NUM_TRAIN, NUM_TRAIN // n)[:n]
+    test = NUM_TRAIN + np.arange(0, NUM_VAL, NUM_VAL // n)[:n]
+    targets = [(a.ravel(), b.ravel()) for a, b in
+               zip(probe_targets(ids, fit), probe_targets(ids, test))]
+    columns, accuracy = [], []
+    for name, model in models.items():
+        M = len(model["out"]["b"])
+        states = []
+        for starts in (fit, test):
+            x = ids[starts[:, None] + np.arange(NUM_STEPS)].T  # (T, n)
+            layers, _ = labeller_forward(model, one_hot(np.broadcast_to(
+                x[:, None], (NUM_STEPS, M, n)), len(VOCAB)))
+            states.append(layers)
+        for k in range(len(model["layers"])):
+            columns.append(name if len(model["layers"]) == 1 else f"{name}: layer {k + 1}")
+            per_probe = []
+            for y_fit, y_test in targets:
+                classes = max(y_fit.max(), y_test.max()) + 1
+                per_seed = []
+                for m in range(M):
+                    F_fit, F_test = (s[k][1:, m].transpose(1, 0, 2).reshape(-1, s[k].shape[-1])
+                                     .astype(np.float64) for s in states)
+                    per_seed.append(ridge_probe(F_fit, y_fit, F_test, y_test, classes))
+                per_probe.append(per_seed)
+            accuracy.append(per_probe)
+    majority = [float((y_test == np.bincount(y_fit).argmax()).mean()) for y_fit, y_test in targets]
+    return columns, accuracy, majority
+
+
+# ---------------------------------------------------------------------------
+# Gradient check
+# ---------------------------------------------------------------------------
+
+GRADCHECK = dict(steps=4, batch=3, hidden=3, vocab=6, eps=1e-5)  # a small float64 problem
+
+
+@dataclass
+class GradcheckRow:
+    model: str
+    parameter: str  # as the chapter writes it: encoder W_h
+    entries: int  # of the two models together, every one checked
+    largest_gap: float  # max |a - n| over the entries, a analytic and n numeric
+    relative_error: float  # largest_gap / max(|a| + |n|)
+
+
+def named_leaves(tree, prefix=""):
+    """(path, array) of every parameter, in the order of leaves(): 'layers.0.fwd.W_x'."""
+    if isinstance(tree, dict):
+        return [x for k in sorted(tree) for x in named_leaves(tree[k], f"{prefix}{k}.")]
+    if isinstance(tree, list):
+        return [x for n, item in enumerate(tree) for x in named_leaves(item, f"{prefix}{n}.")]
+    return [(prefix[:-1], tree)]
+
+
+READOUT_NAMES = {"mix.W": "W_c", "mix.b": "b_c", "out.W": "W_o", "out.b": "b_o"}
+LABELLER_NAMES = {"out.W": "W_hq", "out.b": "b_q"}  # the output layer of 17.1's equation
+
+
+def parameter_name(path, gru="encoder"):
+    """A parameter's path as the chapter writes it: 'layers.1.bwd.W_h' is 'layer 2
+    backward W_h', 'dec.b' 'decoder b', 'mix.W' 'W_c'. gru: what 'enc' is called."""
+    parts = path.split(".")
+    if parts[0] == "layers":
+        return f"layer {int(parts[1]) + 1}{' backward' if parts[2] == 'bwd' else ''} {parts[3]}"
+    if parts[0] in ("enc", "dec"):
+        return f"{gru if parts[0] == 'enc' else 'decoder'} {parts[1]}"
+    return {**READOUT_NAMES, **(LABELLER_NAMES if gru is None else {})}[path]
+
+
+def gradcheck_problems(seed=0):
+    """(name, model, loss(model, need_grads) -> (summed loss, gradients), what its first
+    GRU is called) for each kind of model, two models side by side, in float64 with random
+    data."""
+    c = GRADCHECK
+    rng = np.random.default_rng(seed)
+    T, B, h, V = c["steps"], c["batch"], c["hidden"], c["vocab"]
+    pair = np.array([False, True])
+    problems = []
+    for name, hidden, bidirectional in (("stacked GRU, 2 layers", (h, h - 1), False),
+                                        ("bidirectional GRU", (h,), True)):
+        model = stack_models([labeller_params(s, V, hidden, V, bidirectional) for s in (0, 1)],
+                             np.float64)
+        X, Y = rng.integers(0, V, (T, 2, B)), rng.integers(0, V, (T, 2, B))
+
+        def loss(m, need, X=X, Y=Y):
+            value, _, _, grads = labeller_loss(m, one_hot(X, V, np.float64), Y, need)
+            return value.sum(), grads
+        problems.append((name, model, loss, None))
+    model = stack_models([seq2seq_params(s, h) for s in (0, 1)], np.float64)
+    source = rng.integers(0, K, (T, 2, B))
+
+    def loss(m, need, source=source):
+        value, _, _, grads = seq2seq_loss(m, source, source[::-1], pair, need)
+        return value.sum(), grads
+    problems.append(("encoder-decoder, without and with attention", model, loss, "encoder"))
+    model = stack_models([recall_params(s, h) for s in (0, 1)], np.float64)
+    X, Y = rng.integers(0, R_V, (T + 1, 2, B)), rng.integers(0, R_K, (2, B))
+
+    def loss(m, need, X=X, Y=Y):
+        value, _, grads = recall_loss(m, X, Y, pair, need)
+        return value.sum(), grads
+    problems.append(("recall readout, without and with attention", model, loss, "GRU"))
+    for _, model, _, _ in problems:  # weights larger than the initial ones: every path matters
+        for p in leaves(model):
+            p[...] = 0.5 * rng.standard_normal(p.shape)
+    return problems
+
+
+def central_difference(loss, model, p, i, eps=GRADCHECK["eps"]):
+    """(loss(p[i] + eps) - loss(p[i] - eps)) / 2 eps, p[i] put back as it was."""
+    values = []
+    for shift in (eps, -2 * eps):
+        p[i] += shift
+        values.append(loss(model, False)[0])
+    p[i] += eps
+    return (values[0] - values[1]) / (2 * eps)
+
+
+def compute_gradcheck(seed=0):
+    """Every analytic gradient against central differences: one row per parameter."""
+    rows = []
+    for name, model, loss, gru in gradcheck_problems(seed):
+        _, grads = loss(model, True)
+        for (path, p), analytic in zip(named_leaves(model), leaves(grads)):
+            numeric = np.array([central_difference(loss, model, p, i)
+                                for i in np.ndindex(p.shape)]).reshape(p.shape)
+            gap = float(np.abs(analytic - numeric).max())
+            scale = float((np.abs(analytic) + np.abs(numeric)).max())
+            rows.append(GradcheckRow(name, parameter_name(path, gru), p.size, gap,
+                                     gap / max(scale, 1e-300)))
+    return rows
+
+
+# ===========================================================================
+# What the site prints: one format_* per table, the reports, the command line.
+# Everything above computes; everything below only formats and prints.
+# ===========================================================================
+
+def spread(values, digits=2):
+    """'6.52 (6.48-6.57)': the mean, then the lowest and highest, over seeds."""
+    return (f"{np.mean(values):.{digits}f} ({min(values):.{digits}f}-"
+            f"{max(values):.{digits}f})")
+
+
+def format_stacked_table(runs):
+    rows = [(r.name, f"{r.params:,}", spread(np.exp(np.mean(r.position_loss, axis=0))))
+            for r in runs]
+    return format_table(("model", "parameters", f"val ppl, step {runs[0].steps:,}"), rows, "lrr")
+
+
+def format_curve_table(runs):
+    rows = [(f"{step:,}",) + tuple(spread(r.curve[k]) for r in runs)
+            for k, step in enumerate(runs[0].curve_steps)]
+    return format_table(("step",) + tuple(r.name for r in runs), rows, "r" * (len(runs) + 1))
+
+
+def format_probe_table(columns, accuracy, majority):
+    rows = [(probe, f"{majority[k]:.2f}") + tuple(spread(column[k]) for column in accuracy)
+            for k, probe in enumerate(PROBES)]
+    return format_table(("decoded from the state", "majority class") + tuple(columns), rows,
+                        "lr" + "r" * len(columns))
+
+
+def position_rows(runs, value, positions=(1, 2, 8, 16, 31)):
+    """Rows of a table by position: each of `positions`, then the last one, then all."""
+    T = len(runs[0].position_loss)
+    rows = [(f"t = {t}", "in the window") + tuple(spread(value(r, [t - 1])) for r in runs)
+            for t in positions]
+    rows.append((f"t = {T}", "after the window") + tuple(spread(value(r, [T - 1])) for r in runs))
+    rows.append(("all", "") + tuple(spread(value(r, list(range(T)))) for r in runs))
+    return rows
+
+
+def format_leak_table(runs):
+    def ppl(run, at):
+        return np.exp(np.mean(np.array(run.position_loss)[at], axis=0))
+    return format_table(("position", "the answer x_{t+1} is") + tuple(r.name for r in runs),
+                        position_rows(runs, ppl), "ll" + "r" * len(runs))
+
+
+def format_tagging_table(runs, majority):
+    def acc(run, at):
+        return np.mean(np.array(run.position_accuracy)[at], axis=0)
+    rows = position_rows(runs, acc)
+    rows = [row[:2] + (f"{majority[n]:.2f}",) + row[2:] for n, row in enumerate(rows)]
+    rows.append(("parameters", "", "") + tuple(f"{r.params:,}" for r in runs))
+    return format_table(("position", "the next character is", "always no")
+                        + tuple(r.name for r in runs), rows, "llr" + "r" * len(runs))
+
+
+def format_reverse_table(lengths, without, with_):
+    rows = [(n, spread(a), spread(b)) for n, a, b in zip(lengths, without, with_)]
+    return format_table(("length", "without attention", "with attention"), rows, "rrr")
+
+
+def format_weights_table(source, output, weights):
+    """One string's weights: a row per output step j and the symbol y_j it writes, a
+    column per input symbol and its position."""
+    header = ("j: y_j",) + tuple(f"{c} ({i})" for i, c in enumerate(source, 1))
+    rows = [(f"{j}: {output[j - 1]}",) + tuple(f"{w:.2f}" for w in row)
+            for j, row in enumerate(weights, 1)]
+    return format_table(header, rows, "l" + "r" * len(source))
+
+
+def format_alignment_table(lengths, mirror, near):
+    rows = [(n, spread(m), spread(x)) for n, m, x in zip(lengths, mirror, near)]
+    return format_table(("length", "weight on x_{n+1-j}", "on it and its neighbours"), rows,
+                        "rrr")
+
+
+def format_exposure_table(lengths, forced, free):
+    rows = [(n, spread(a), spread(b)) for n, a, b in zip(lengths, forced, free)]
+    return format_table(("length", "fed the true symbols", "fed its own outputs"), rows, "rrr")
+
+
+def format_recall_table(lags, without, with_, widths=None):
+    rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
+    return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
+
+
+def format_gradcheck_summary(rows):
+    """One row per backward pass: its parameters, their entries and the worst error."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    body = [(m, sum(r.model == m for r in rows), sum(r.entries for r in rows if r.model == m),
+             f"{max(r.relative_error for r in rows if r.model == m):.1e}") for m in models]
+    return format_table(("model", "parameters", "entries", "worst relative error"), body,
+                        "lrrr")
+
+
+# ---------------------------------------------------------------------------
+# The reports, one per flag
+# ---------------------------------------------------------------------------
+
+@dataclass
+class StackedRecord:
+    steps: int
+    seeds: list
+    batch: int
+    lr: float
+    runs: list  # LabellerRun per model: curves, per-position loss at the end
+    names: list  # the models, in the table's order
+    params: list  # per model: parameters of one
+    val_ppl: list  # per model, per seed: validation perplexity at the end
+    mean_ppl: list  # per model: its mean over the seeds
+    best_step: list  # per model: the step of the curve's lowest mean
+    best_ppl: list  # per model: that lowest mean (on the curve's windows)
+    curve_every: int  # steps between two points of the curves
+    curve_windows: int  # the validation windows of the curves' points
+
+
+@dataclass
+class ProbeRecord:
+    probes: list  # what each probe decodes
+    columns: list  # the layers probed
+    accuracy: list  # per column, per probe, per seed
+    mean: list  # per column, per probe: the mean over the seeds
+    majority: list  # per probe: the share of the most common class
+    windows: int  # windows fitted, and as many tested
+
+
+@dataclass
+class LeakRecord:
+    runs: list  # the one-direction model of --stacked, the bidirectional one
+    names: list
+    inside_ppl: list  # per model, per seed: validation perplexity at t = 1 .. T - 1
+    last_ppl: list  # per model, per seed: at t = T
+    inside_mean: list  # per model: the mean over the seeds
+    last_mean: list
+    position_ppl: list  # per model, per position t = 1 .. T: the mean over the seeds
+    steps: int  # the bidirectional model's
+
+
+@dataclass
+class TaggingRecord:
+    runs: list
+    names: list
+    inside_accuracy: list  # per model, per seed: at t = 1 .. T - 1
+    last_accuracy: list  # per model, per seed: at t = T
+    inside_mean: list  # per model: the mean over the seeds
+    last_mean: list
+    all_mean: list  # every position
+    majority: list  # accuracy of always "no", per row of the table (the last: every position)
+    steps: int
+    bi_hidden: int  # units per direction of the bidirectional tagger
+
+
+@dataclass
+class ReverseRecord:
+    steps: int
+    lengths: list
+    without: list  # per length, per seed: share of the test strings reversed exactly
+    with_attention: list
+    mean_without: list  # per length: the mean over the seeds
+    mean_with: list
+    params: int  # of one model, with attention or without (attention adds none)
+    hidden: int  # units of the encoder and of the decoder
+    max_len: int  # the longest strings
+    symbols: int  # the alphabet's size
+    batch: int  # strings per training step
+    test_strings: int  # per length
+    seconds: float
+
+
+@dataclass
+class AttentionRecord:
+    strings: list  # [source, output, weights (rows: output steps)] of seed 0's model
+    lengths: list
+    mirror: list  # per length, per seed: mean weight on x_{n+1-j}
+    near: list  # per length, per seed: mean weight on x_{n+1-j} and its neighbours
+    mirror_mean: list  # per length: the mean over the seeds
+    near_mean: list
+
+
+@dataclass
+class ExposureRecord:
+    lengths: list
+    forced: list  # per length, per seed: share of symbols right when fed the truth
+    free: list  # ... fed its own outputs
+    forced_strings: list  # per length, per seed: share of whole strings right, fed the truth
+    free_strings: list  # ... fed its own outputs
+    length: int  # the one the text quotes
+    forced_at: float  # mean over seeds at that length: symbols
+    free_at: float
+    forced_strings_at: float  # ... and whole strings
+    free_strings_at: float
+
+
+@dataclass
+class RecallRecord:
+    lags: list
+    steps: int
+    without: list  # per lag, per seed: test accuracy
+    with_attention: list
+    mean_without: list  # per lag: the mean over the seeds
+    mean_with: list
+    chance: float
+    hidden: int
+    seconds: float
+
+
+@dataclass
+class GradcheckRecord:
+    rows: list
+    worst: float
+    passed: bool  # worst < 1e-6
+
+
+def corpus_of(args):
+    return read_corpus(args.corpus or CORPUS)
+
+
+def steps_of(args, default):
+    return args.steps if args.steps is not None else default
+
+
+def stacked_runs(args):
+    ids = corpus_of(args)
+    steps = steps_of(args, LM_STEPS)
+    return ids, [train_labeller(ids, name, "lm", hidden, False, steps) for name, hidden in STACKS]
+
+
+def report_stacked(args, out):
+    ids, trained = stacked_runs(args)
+    runs = [run for _, run in trained]
+    out.text(f"One GRU layer against two, as language models of The Time Machine: d2l's "
+             f"windows ({NUM_TRAIN:,} training and {NUM_VAL:,} validation windows of "
+             f"{NUM_STEPS} characters), {runs[0].steps:,} steps of Adam (learning rate {LR:g}, "
+             f"batches of {LM_BATCH}, gradients clipped to norm {CLIP:g}), seeds "
+             f"{', '.join(map(str, SEEDS))}. Validation perplexity on all {NUM_VAL:,} windows "
+             f"after the last step: mean (lowest-highest) over the seeds.")
+    out.table("stacked", format_stacked_table(runs))
+    out.text(f"Along the way, every {LM_EVERY} steps, on {LM_CURVE_VAL} of the validation "
+             f"windows (every {NUM_VAL // LM_CURVE_VAL}th):")
+    out.table("curve", format_curve_table(runs))
+    out.text("time: " + ", ".join(f"{r.name} {r.seconds:.1f} s" for r in runs)
+             + " of CPU for the three seeds")
+    val = [np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs]
+    curve_means = [[float(np.mean(point)) for point in r.curve] for r in runs]
+    best = [int(np.argmin(c)) for c in curve_means]
+    return StackedRecord(runs[0].steps, list(SEEDS), LM_BATCH, LR, runs, [r.name for r in runs],
+                         [r.params for r in runs], val, [float(np.mean(v)) for v in val],
+                         [runs[0].curve_steps[b] for b in best],
+                         [c[b] for c, b in zip(curve_means, best)], LM_EVERY, LM_CURVE_VAL)
+
+
+def report_layers(args, out):
+    ids, trained = stacked_runs(args)
+    models = {"1 layer": trained[0][0], "2 layers": trained[2][0]}
+    columns, accuracy, majority = compute_probes(ids, models)
+    out.text(f"What each layer's state holds: a linear probe (least squares on the state, "
+             f"one output per class) fitted on {PROBE_WINDOWS} training windows and tested on "
+             f"{PROBE_WINDOWS} validation windows, at positions 2 to {NUM_STEPS}; the models "
+             f"of --stacked with h = 32. Test accuracy, mean (lowest-highest) over the seeds; "
+             f"the letters of the word so far count 0 (a space) to 5 or more.")
+    out.table("probes", format_probe_table(columns, accuracy, majority))
+    mean = [[float(np.mean(seeds)) for seeds in column] for column in accuracy]
+    return ProbeRecord(list(PROBES), columns, accuracy, mean, majority, PROBE_WINDOWS)
+
+
+def report_leak(args, out):
+    ids, trained = stacked_runs(args)
+    one = trained[0][1]
+    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN}", "lm", (BI_HIDDEN,), True,
+                             LEAK_STEPS)
+    one.name = "one direction, h = 32"
+    runs = [one, both]
+    T = NUM_STEPS
+    out.text(f"A bidirectional GRU ({BI_HIDDEN} units each way, {both.params:,} parameters) "
+             f"trained as a language model, {LEAK_STEPS} steps, against the one-layer GRU of "
+             f"--stacked ({one.steps} steps). At step t both predict x_{{t+1}}; the backward "
+             f"GRU has read x_{T} .. x_t, which holds x_{{t+1}} for every t but the last. "
+             f"Validation perplexity by position, mean (lowest-highest) over the seeds:")
+    out.table("leak", format_leak_table(runs))
+
+    def ppl(run, at):
+        return np.exp(np.mean(np.array(run.position_loss)[at], axis=0)).tolist()
+    inside, last = [ppl(r, list(range(T - 1))) for r in runs], [ppl(r, [T - 1]) for r in runs]
+    return LeakRecord(runs, [r.name for r in runs], inside, last,
+                      [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
+                      [np.exp(r.position_loss).mean(axis=1).tolist() for r in runs], LEAK_STEPS)
+
+
+def report_tagging(args, out):
+    ids = corpus_of(args)
+    _, one = train_labeller(ids, "one direction, h = 32", "tag", (32,), False, TAG_STEPS)
+    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN}", "tag", (BI_HIDDEN,), True,
+                             TAG_STEPS)
+    runs = [one, both]
+    _, val_w = windows(ids)
+    tags = last_letter_tags(val_w)
+    T = NUM_STEPS
+    always_no = [float((tags[:, t - 1] == 0).mean()) for t in (1, 2, 8, 16, 31)]
+    always_no += [float((tags[:, T - 1] == 0).mean()), float((tags == 0).mean())]
+    out.text(f"Tagging each character of d2l's windows: 1 if it is the last letter of its word "
+             f"(the next character is a space), else 0. A one-directional GRU ({one.params:,} "
+             f"parameters) against a bidirectional one ({both.params:,}), {TAG_STEPS} steps "
+             f"each, as in --stacked. Validation accuracy by position, mean (lowest-highest) "
+             f"over the seeds; 'always no' is the share of 0 tags:")
+    out.table("tagging", format_tagging_table(runs, always_no))
+
+    def acc(run, at):
+        return np.mean(np.array(run.position_accuracy)[at], axis=0).tolist()
+    inside, last = [acc(r, list(range(T - 1))) for r in runs], [acc(r, [T - 1]) for r in runs]
+    return TaggingRecord(runs, [r.name for r in runs], inside, last,
+                         [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
+                         [float(np.mean(acc(r, list(range(T))))) for r in runs], always_no,
+                         TAG_STEPS, BI_HIDDEN)
+
+
+def reversal_models(args):
+    steps = steps_of(args, S2S_STEPS)
+    model, seconds = train_seq2seq(steps)
+    return steps, model, seconds
+
+
+def report_reverse(args, out):
+    steps, model, seconds = reversal_models(args)
+    S = len(SEEDS)
+    lengths = list(range(1, MAX_LEN + 1))
+    exact = [test_seq2seq(model, n)[0] for n in lengths]
+    params = count_params(model)
+    out.text(f"Reversing strings of 1 to {MAX_LEN} symbols from {K} ('{SYMBOLS}'): a GRU "
+             f"encoder and a GRU decoder of {S2S_HIDDEN} units ({params:,} parameters), trained "
+             f"with teacher forcing, {steps:,} steps of {S2S_BATCH} strings of one length; "
+             f"the same models with attention (the same parameters: attention adds none). "
+             f"Tested on {S2S_TEST} fixed strings per length, greedy, the decoder reading its "
+             f"own outputs: the share reversed without an error, mean (lowest-highest) over "
+             f"seeds {', '.join(map(str, SEEDS))}.")
+    out.table("reverse", format_reverse_table(lengths, [e[:S] for e in exact],
+                                              [e[S:] for e in exact]))
+    out.text(f"time: {seconds:.1f} s of CPU for the {2 * S} models")
+    without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
+    return ReverseRecord(steps, lengths, without, with_, [float(np.mean(v)) for v in without],
+                         [float(np.mean(v)) for v in with_], params, S2S_HIDDEN, MAX_LEN, K,
+                         S2S_BATCH, S2S_TEST, seconds)
+
+
+def report_attention(args, out):
+    _, model, _ = reversal_models(args)
+    S = len(SEEDS)
+    shown = [reversal_test(n)[:, 0] for n in SHOWN_LENGTHS]
+    if args.string is not None:
+        shown.append(np.array([SYMBOLS.index(c) for c in args.string]))
+    strings = []
+    for number, source in enumerate(shown, start=1):
+        n = len(source)
+        batch = np.ascontiguousarray(np.broadcast_to(source[:, None, None], (n, 2 * S, 1)))
+        output, weights = decode(model, batch, with_and_without(SEEDS))
+        text = "".join(SYMBOLS[i] for i in source)
+        written = "".join(SYMBOLS[i] for i in output[:, S, 0])  # seed 0, with attention
+        w = weights[S, 0]
+        if number in (2, 3):  # drawn as heat maps beside the first; a table is too wide
+            out.text(f"String {number}: '{text}', written back as '{written}' (its weights "
+                     f"are drawn in the chapter's heat maps).")
+        else:  # the first test string, and the one --string gives
+            out.text(f"String {number}: '{text}', written back as '{written}' by the model "
+                     f"with attention (seed {SEEDS[0]}). Its weights a_ji, a row per output "
+                     f"step:")
+            out.table(f"weights_{number}", format_weights_table(text, written, w))
+        strings.append([text, written, w.tolist()])
+    lengths = list(range(2, MAX_LEN + 1))
+    mirror, near = [], []
+    for n in lengths:
+        w = test_seq2seq(model, n)[3][S:]  # (S, strings, n, n): the models with attention
+        j = np.arange(n)
+        mirror.append(w[:, :, j, n - 1 - j].mean(axis=(1, 2)).tolist())
+        close = np.abs((n - 1 - j)[:, None] - j[None, :]) <= 1  # the mirror and its neighbours
+        near.append((w * close).sum(axis=-1).mean(axis=(1, 2)).tolist())
+    out.text(f"On all {S2S_TEST} test strings of each length: the mean weight that output step "
+             f"j puts on x_{{n+1-j}}, the symbol it must write, and on it and the symbols beside "
+             f"it; mean (lowest-highest) over the seeds:")
+    out.table("alignment", format_alignment_table(lengths, mirror, near))
+    return AttentionRecord(strings, lengths, mirror, near, [float(np.mean(m)) for m in mirror],
+                           [float(np.mean(x)) for x in near])
+
+
+def report_exposure(args, out):
+    _, model, _ = reversal_models(args)
+    S = len(SEEDS)
+    lengths = list(range(2, MAX_LEN + 1, 2))
+    fed_truth = [test_seq2seq(model, n, True) for n in lengths]
+    fed_own = [test_seq2seq(model, n) for n in lengths]
+    forced, free = ([t[1][:S].tolist() for t in tested] for tested in (fed_truth, fed_own))
+    at = lengths.index(EXPOSURE_LENGTH)
+    out.text(f"Teacher forcing: in training the decoder reads the true previous symbol; at test "
+             f"time it reads its own. The models without attention of --reverse, on its test "
+             f"strings, decoded both ways: the share of the symbols right, mean "
+             f"(lowest-highest) over the seeds.")
+    out.table("exposure", format_exposure_table(lengths, forced, free))
+    f_at, o_at = float(np.mean(forced[at])), float(np.mean(free[at]))
+    strings = [[t[0][:S].tolist() for t in tested] for tested in (fed_truth, fed_own)]
+    fs_at, os_at = (float(np.mean(per_length[at])) for per_length in strings)
+    out.text(f"At length {EXPOSURE_LENGTH}: {f_at:.2f} of the symbols right when fed the truth, "
+             f"{o_at:.2f} when fed its own outputs. Whole strings right at that length: "
+             f"{fs_at:.2f} fed the truth, {os_at:.2f} fed its own outputs.")
+    return ExposureRecord(lengths, forced, free, strings[0], strings[1], EXPOSURE_LENGTH, f_at,
+                          o_at, fs_at, os_at)
+
+
+def report_recall(args, out):
+    lags = args.lags or list(R_LAGS)
+    steps = steps_of(args, R_STEPS)
+    S = len(R_SEEDS)
+    out.text(f"Chapter 15's recall task (memory.py's sequences and test sets: {R_K} symbols, "
+             f"{R_D} distractors, seeds {', '.join(map(str, R_SEEDS))}): a GRU of {R_HIDDEN} "
+             f"units, {steps:,} steps of Adam (learning rate {LR:g}, batches of {R_BATCH}). Its "
+             f"answer is read from o = tanh([c, h_T] W_c + b_c): without attention c = h_T, "
+             f"with attention c is the mean of h_1 .. h_T weighted by softmax of h_T . h_t. Test "
+             f"accuracy on {R_TEST} sequences per seed, mean (lowest-highest); chance is "
+             f"{1 / R_K:.2f}.")
+    widths = [4, 16, 16]
+    out.table("recall", format_recall_table([], [], [], widths))
+    without, with_, seconds = [], [], 0.0
+    for lag in lags:
+        accuracy, s = train_recall(lag, steps)
+        without.append(accuracy[:S])
+        with_.append(accuracy[S:])
+        seconds += s
+        out.row("recall", format_recall_table([lag], [accuracy[:S]], [accuracy[S:]],
+                                              widths).splitlines()[-1])
+    out.text(f"time: {seconds:.1f} s of CPU")
+    return RecallRecord(list(lags), steps, without, with_, [float(np.mean(a)) for a in without],
+                        [float(np.mean(a)) for a in with_], 1 / R_K, R_HIDDEN, seconds)
+
+
+def report_gradcheck(args, out):
+    rows = compute_gradcheck()
+    worst = max(row.relative_error for row in rows)
+    c = GRADCHECK
+    out.text(f"Each hand-written gradient a against central differences n (step {c['eps']:g}) "
+             f"of the loss, entry by entry, in float64: {c['steps']} steps, {c['batch']} "
+             f"sequences, {c['hidden']} units, random weights, two models side by side (in the "
+             f"encoder-decoder and the recall readout the first without attention, the second "
+             f"with). A parameter's relative error is the largest abs(a - n) over its "
+             f"entries, over the largest abs(a) + abs(n).")
+    out.table("gradcheck_models", format_gradcheck_summary(rows))
+    passed = worst < 1e-6
+    out.text(f"worst: {worst:.1e} ({'under' if passed else 'NOT under'} 1e-6)")
+    return GradcheckRecord(rows, worst, passed)
+
+
+REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
+    "stacked": ("one GRU layer against two on The Time Machine, three seeds", report_stacked),
+    "layers": ("what each layer's state holds: linear probes", report_layers),
+    "leak": ("a bidirectional GRU as a language model reads the answer", report_leak),
+    "tagging": ("the last letter of a word: one direction against both", report_tagging),
+    "reverse": ("reversing strings: the encoder-decoder without and with attention",
+                report_reverse),
+    "attention": ("the attention weights of a few test strings", report_attention),
+    "exposure": ("teacher forcing against the decoder's own outputs", report_exposure),
+    "recall": ("chapter 15's recall task with an attention readout", report_recall),
+    "gradcheck": ("every hand-written gradient against central differences", report_gradcheck),
+}
+DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
+OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
+    "steps": ("stacked", "layers", "reverse", "attention", "exposure", "recall"),
+    "lags": ("recall",),
+    "string": ("attention",),
+    "corpus": ("stacked", "layers", "leak", "tagging"),
+}
+
+
+def lag_list(text):
+    """An argparse type: up to five lags, comma-separated, each from 1 to MAX_LAG."""
+    try:
+        lags = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of whole numbers: {text!r}") from None
+    if not 1 <= len(lags) <= 5 or not all(1 <= x <= MAX_LAG for x in lags):
+        raise argparse.ArgumentTypeError(f"one to five lags from 1 to {MAX_LAG}, got {text}")
+    return lags
+
+
+def symbol_string(text):
+    if not 1 <= len(text) <= MAX_LEN or any(c not in SYMBOLS for c in text):
+        raise argparse.ArgumentTypeError(f"1 to {MAX_LEN} of the symbols {SYMBOLS}, got {text!r}")
+    return text
+
+
+def add_options(parser):
+    parser.add_argument("--steps", metavar="N", type=number(int, 1, MAX_STEPS),
+                        help=f"the training steps of the models shown, 1 to {MAX_STEPS:,} "
+                             f"(defaults: {LM_STEPS} for --stacked and --layers, {S2S_STEPS:,} "
+                             f"for --reverse, --attention and --exposure, {R_STEPS} for --recall)")
+    parser.add_argument("--lags", metavar="L,L", type=lag_list,
+                        help=f"--recall: the lags, up to five (default "
+                             f"{','.join(map(str, R_LAGS))})")
+    parser.add_argument("--string", metavar="S", type=symbol_string,
+                        help=f"--attention: one more string to reverse, of the symbols {SYMBOLS}")
+    parser.add_argument("--corpus", metavar="PATH",
+                        help="--stacked, --layers, --leak, --tagging: another text (default: "
+                             "timemachine.txt next to deeper.py)")
+
+
+# ---------------------------------------------------------------------------
+# The harness: the same in every script of the site, checked when it is built.
+# Printing, the command line, main(). Above it: this script's own code.
+# ---------------------------------------------------------------------------
+
+NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
+WRAP = 78  # the width of the paragraphs the reports print
+
+
+class Printer:
+    """Prints paragraphs and tables, a blank line between; keeps each table by name."""
+
+    def __init__(self, stream=None):
+        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
+
+    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
+        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
+                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+                             for line in paragraph.split("\n")))
+
+    def table(self, name, table):
+        assert name not in self.tables, f"table {name!r} printed twice"
+        self.tables[name] = table
+        self.block(table)
+
+    def row(self, name, line):  # one more row of a table that is printed as it grows
+        self.tables[name] += "\n" + line
+        self.write(line + "\n")
+
+    def block(self, text):
+        self.write("\n" * (self.blocks > 0) + text + "\n")
+        self.blocks += 1
+
+    def write(self, text):
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def format_table(header, rows, align, min_widths=None):
+    """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
+    cells = [[str(c) for c in row] for row in (header, *rows)]
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+              for j in range(len(header))]
+    pad = [str.rjust if a == "r" else str.ljust for a in align]
+    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
+             for row in cells]
+    rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def number(kind, low, high):
+    """An argparse type: a number of kind (int or float) from low to high."""
+    def check(text):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= x <= high:  # (nan fails it too)
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return x
+    return check
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n")[0])
+    for flag, (help_text, _) in REPORTS.items():
+        parser.add_argument(f"--{flag}", action="store_true", help=help_text)
+    add_options(parser)
+    args = parser.parse_args(argv)
+    args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
+    for option, users in OPTIONS.items():  # an option no chosen report uses is an error
+        if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
+            parser.error(f"--{option.replace('_', '-')} has no effect without "
+                         + " or ".join(f"--{user}" for user in users))
+    return args
+
+
+def run(args, out):
+    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
+    records = {}
+    for n, flag in enumerate(args.chosen):
+        out.write("\n" * (n > 0))
+        records[flag] = REPORTS[flag][1](args, out)
+    return records
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        if np is None:
+            raise Refused("needs numpy: pip install numpy")
+        records = run(args, Printer())
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
+        print(f"{NAME}: {why}", file=sys.stderr)
+        return 1
+    return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
+
+# ------------------------------------------------------------- end of the harness
+
+
+if __name__ == "__main__":
+    sys.exit(main())

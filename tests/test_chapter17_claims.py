@@ -1,0 +1,266 @@
+"""Chapter 17's prose reads its tables ("every seed of them below every seed of the
+others", "about half of 8"); the tables are computed at build time, the prose is written
+by hand. Each sentence that reads a table is checked here against the numbers the built
+page shows, so that a change of the experiment that turns a sentence false fails the
+tests instead of being published."""
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import html_command_tables, page_html
+
+PAGE = "ch17-deeper.md"
+SPREAD = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")  # mean (lowest-highest)
+
+
+def spread(cell):
+    m = SPREAD.fullmatch(cell)
+    assert m, cell
+    return tuple(float(x) for x in m.groups())
+
+
+def tables(command, page=PAGE):
+    found = [rows for cmd, rows in html_command_tables(page_html(page)) if cmd == command]
+    assert found, f"{page} shows no table under `{command}`"
+    return found
+
+
+def table(command, page=PAGE):
+    """The first table the page shows under `command`."""
+    return tables(command, page)[0]
+
+
+def by_first_column(rows):
+    header, *body = rows
+    return header, {row[0]: row[1:] for row in body}
+
+
+@pytest.fixture(scope="module")
+def stacked(site):
+    header, body = by_first_column(table("python3 deeper.py --stacked"))
+    return {name: (int(cells[0].replace(",", "")), spread(cells[1]))
+            for name, cells in body.items()}
+
+
+ONE, THIN, WIDE = "1 layer, h = 32", "2 layers, h = 22", "2 layers, h = 32"
+
+
+def test_at_equal_parameters_the_thin_stack_is_a_little_behind_with_overlapping_seeds(stacked):
+    """17.1: 'the two thin layers end a little behind the one layer, on average ...,
+    the seeds' ranges overlapping'; and 'two layers of 22 about as many [parameters]
+    as one of 32'."""
+    (p1, one), (p2, thin) = stacked[ONE], stacked[THIN]
+    assert abs(p2 - p1) <= 0.05 * p1
+    assert one[0] < thin[0] < one[0] + 0.3
+    assert thin[1] <= one[2], "the ranges do not overlap"
+
+
+def test_at_equal_width_every_seed_of_the_wide_stack_is_ahead(stacked):
+    """'At equal width the two layers of 32 end ahead of both, every seed of them below
+    every seed of the others, ... with twice the parameters'."""
+    (p1, one), (_, thin), (p3, wide) = stacked[ONE], stacked[THIN], stacked[WIDE]
+    assert wide[2] < min(one[1], thin[1])
+    assert 1.8 * p1 <= p3 <= 2.1 * p1
+
+
+def test_the_parameter_counts_follow_the_formula_of_exercise_1(stacked):
+    """Exercise 1: 9 h^2 + 118 h + 28 for two layers on 28 characters (by hand:
+    3 (28 h + h^2 + h) + 3 (h h + h^2 + h) + 28 h + 28); one layer: 3 (28 h + h^2 + h)
+    + 28 h + 28."""
+    assert stacked[THIN][0] == 9 * 22 ** 2 + 118 * 22 + 28
+    assert stacked[WIDE][0] == 9 * 32 ** 2 + 118 * 32 + 28
+    assert stacked[ONE][0] == 3 * (28 * 32 + 32 * 32 + 32) + 28 * 32 + 28
+
+
+def test_the_wide_stacks_curve_turns_up_before_the_end(site):
+    """'their curve turns up before the end: lowest at step N, higher at the last'."""
+    header, *body = next(t for t in tables("python3 deeper.py --stacked") if t[0][0] == "step")
+    column = header.index(WIDE)
+    means = [(int(row[0].replace(",", "")), spread(row[column])[0]) for row in body]
+    best = min(means, key=lambda m: m[1])
+    assert best[0] < means[-1][0] and means[-1][1] > best[1]
+
+
+def test_the_curve_table_is_the_second_under_the_stacked_command(site):
+    assert [t[0][0] for t in tables("python3 deeper.py --stacked")] == ["model", "step"]
+
+
+@pytest.fixture(scope="module")
+def probes(site):
+    header, body = by_first_column(table("python3 deeper.py --layers"))
+    return {probe: dict(zip(header[2:], (spread(c)[0] for c in cells[1:])))
+            for probe, cells in body.items()}
+
+
+def test_layer_1_holds_the_input_and_layer_2_lets_it_go(probes):
+    """'Layer 1 of the stack holds the character it has just read almost perfectly and
+    the one before it better than the single layer does; layer 2 has let much of both go'."""
+    now, before = probes["the character just read"], probes["the one before it"]
+    assert now["2 layers: layer 1"] >= 0.95
+    assert before["2 layers: layer 1"] > before["1 layer"]
+    for row in (now, before):
+        assert row["2 layers: layer 2"] <= row["2 layers: layer 1"] - 0.1
+
+
+def test_layer_2_holds_the_next_character_best(probes):
+    nxt = probes["the next one, to be predicted"]
+    assert nxt["2 layers: layer 2"] > max(nxt["2 layers: layer 1"], nxt["1 layer"])
+
+
+def test_the_position_in_the_word_is_held_about_equally(probes):
+    row = probes["letters of the word so far"]
+    assert max(row.values()) - min(row.values()) <= 0.05
+
+
+def position_table(command):
+    header, *body = table(command)
+    return header, {row[0]: row for row in body}
+
+
+def test_the_bidirectional_language_model_reads_the_answer(site):
+    """17.2: near 1 wherever the answer is in the window; worse than the one-directional
+    model at the last position (also exercise 2)."""
+    header, rows = position_table("python3 deeper.py --leak")
+    one, both = header.index("one direction, h = 32"), header.index("both directions, 2 x 16")
+    inside = [r for r in rows.values() if r[1] == "in the window"]
+    assert inside and all(spread(r[both])[2] < 1.25 for r in inside)
+    assert all(spread(r[one])[1] > 3 for r in inside)
+    last = next(r for r in rows.values() if r[1] == "after the window")
+    assert spread(last[both])[1] > spread(last[one])[2]
+
+
+def test_looking_ahead_wins_the_tagging_task_and_loses_where_it_cannot_look(site):
+    """'tags the positions inside the window all but perfectly, with fewer parameters; the
+    one-directional GRU ... well above always answering no ...; at the last position the
+    bidirectional model drops ..., below the one-directional model's'."""
+    header, rows = position_table("python3 deeper.py --tagging")
+    one, both = header.index("one direction, h = 32"), header.index("both directions, 2 x 16")
+    no = header.index("always no")
+    inside = [r for r in rows.values() if r[1] == "in the window"]
+    assert all(spread(r[both])[1] >= 0.995 for r in inside)
+    assert spread(rows["all"][one])[0] >= float(rows["all"][no]) + 0.05
+    last = next(r for r in rows.values() if r[1] == "after the window")
+    assert spread(last[both])[2] < spread(last[one])[1]
+    params = rows["parameters"]
+    assert int(params[both].replace(",", "")) < int(params[one].replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def reverse(site):
+    header, *body = table("python3 deeper.py --reverse")
+    return {int(row[0]): (spread(row[1]), spread(row[2])) for row in body}
+
+
+def test_without_attention_the_fixed_state_runs_out(reverse):
+    """17.3: 'reverses nearly every string of up to 4 symbols, most of 5 and 6, about half
+    of 8, and almost none of 12, the same fall in every seed'."""
+    without = {n: w for n, (w, _) in reverse.items()}
+    assert all(without[n][0] >= 0.99 for n in (1, 2, 3, 4))
+    assert all(0.5 < without[n][0] < 1.0 for n in (5, 6))
+    assert 0.35 <= without[8][0] <= 0.65
+    assert without[12][0] <= 0.05
+    assert without[4][1] >= 0.95 and without[12][2] <= 0.05  # in every seed
+    means = [without[n][0] for n in sorted(without)]
+    assert means == sorted(means, reverse=True)
+
+
+def test_with_attention_every_string_of_every_length_in_every_seed(reverse):
+    """17.4: 'every test string of every length, in every seed'."""
+    assert all(w == (1.0, 1.0, 1.0) for _, w in reverse.values())
+
+
+WEIGHTS_HEADER = re.compile(r"j: y_j")  # the header of a weights table
+
+
+def weight_tables(command):
+    """(input symbols, output symbols, rows of weights) of each weight table."""
+    found = []
+    for header, *body in tables(command):
+        if WEIGHTS_HEADER.fullmatch(header[0]):
+            found.append(([h.split(" ")[0] for h in header[1:]],
+                          [row[0].split(": ")[1] for row in body],
+                          [[float(x) for x in row[1:]] for row in body]))
+    return found
+
+
+def weights(command, number):
+    return weight_tables(command)[number - 1]
+
+
+@pytest.mark.parametrize("number", [1])
+def test_each_output_step_weighs_the_input_it_writes_most(site, number):
+    """'each output step puts its weight on the input it has to write, the last input
+    first': an anti-diagonal, and the symbol written is the symbol weighed most."""
+    inputs, outputs, rows = weights("python3 deeper.py --attention", number)
+    n = len(inputs)
+    for j, row in enumerate(rows):
+        assert row.index(max(row)) == n - 1 - j
+        assert outputs[j] == inputs[n - 1 - j]
+
+
+def test_a_repeated_symbol_is_found_by_position(site):
+    """'in the first string the j written at step 2 is read from position 4, and the one
+    at step 5 from position 1'; exercise 3: steps 1 and 4 of abcab at positions 5 and 2."""
+    inputs, outputs, rows = weights("python3 deeper.py --attention", 1)
+    assert outputs[1] == outputs[4] == "j" and inputs[3] == inputs[0] == "j"
+    assert rows[1].index(max(rows[1])) == 3 and rows[4].index(max(rows[4])) == 0
+    inputs, outputs, rows = weight_tables("python3 deeper.py --attention --string abcab")[-1]
+    assert inputs == list("abcab")
+    assert outputs[0] == outputs[3] == "b"
+    assert rows[0].index(max(rows[0])) == 4 and rows[3].index(max(rows[3])) == 1
+
+
+def test_three_quarters_on_the_symbol_most_of_the_rest_beside_it(site):
+    """'About three quarters of the weight sits on the symbol to be written, and most of
+    the rest on its neighbours'."""
+    header, *body = next(t for t in tables("python3 deeper.py --attention")
+                         if t[0][0] == "length")
+    for row in body:
+        mirror, near = spread(row[1])[0], spread(row[2])[0]
+        assert 0.65 <= mirror <= 0.85
+        assert near - mirror > 0.5 * (1 - mirror)
+
+
+def test_attention_reaches_the_first_symbol_at_every_lag(site):
+    """'Without attention this setting learns lag 10 and nothing at 20 or 50; with
+    attention every seed is at 1.00 at every lag shown.'"""
+    header, *body = table("python3 deeper.py --recall")
+    rows = {int(row[0]): (spread(row[1]), spread(row[2])) for row in body}
+    assert sorted(rows) == [10, 20, 50]
+    assert rows[10][0][1] >= 0.95
+    assert rows[20][0][2] < 0.4 and rows[50][0][2] < 0.4
+    assert all(w == (1.0, 1.0, 1.0) for _, w in rows.values())
+
+
+def test_chapter_15s_gru_learned_lag_20_in_every_seed_and_50_in_none(site):
+    """17.4 restates chapter 15: 'Its GRU learned a lag of 20 in every seed and a lag of
+    50 in none.'"""
+    header, *body = table("python3 memory.py --accuracy", "ch15-memory.md")
+    gru = header.index("GRU")
+    rows = {int(row[0]): spread(row[gru]) for row in body}
+    assert rows[20][1] >= 0.95 and rows[50][2] < 0.95
+
+
+def test_fed_its_own_outputs_the_decoder_does_worse_and_more_so_with_length(site):
+    """17.5: '... when fed its own: every mistake makes the next ones likelier. The gap
+    grows with the length.'"""
+    header, *body = table("python3 deeper.py --exposure")
+    gaps = []
+    for row in body:
+        truth, own = spread(row[1])[0], spread(row[2])[0]
+        assert own <= truth
+        gaps.append(truth - own)
+    assert gaps == sorted(gaps) and gaps[-1] > 0.1
+    length_8 = next(row for row in body if row[0] == "8")
+    assert spread(length_8[2])[0] < spread(length_8[1])[0]
+
+
+def test_whole_strings_are_right_equally_often_either_way(site):
+    """Exercise 4's answer: 'No. At length 8, X of the strings are right fed the truth and
+    Y fed its own outputs'."""
+    text = " ".join(BeautifulSoup(page_html(PAGE), "html.parser").get_text().split())
+    m = re.search(r"No\. At length 8, ([0-9.]+) of the strings are right fed the truth and "
+                  r"([0-9.]+) fed its own outputs", text)
+    assert m and m.group(1) == m.group(2)
