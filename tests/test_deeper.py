@@ -327,8 +327,10 @@ def test_recall_sequences_are_memory_pys(lag):
     for key in (deeper.R_DATA_KEY, deeper.R_TEST_KEY):
         mine = deeper.recall_batch([np.random.default_rng([key, s, lag]) for s in (0, 1, 2)],
                                    7, lag)
-        theirs = memory.seeds_sequences(key, (0, 1, 2), 7, lag)
-        assert (mine[0] == theirs[0]).all() and (mine[1] == theirs[1]).all()
+        theirs = [memory.make_sequences(np.random.default_rng([key, s, lag]), 7, lag)
+                  for s in (0, 1, 2)]  # memory.py's sequences of each seed's stream, (n, T)
+        assert (mine[0] == np.stack([x.T for x, _ in theirs], axis=1)).all()  # (T, S, n)
+        assert (mine[1] == np.stack([y for _, y in theirs])).all()  # (S, n)
     assert (deeper.R_K, deeper.R_D, deeper.R_QUERY, deeper.R_V) == \
         (memory.K, memory.D, memory.QUERY, memory.V)
     assert (deeper.R_DATA_KEY, deeper.R_TEST_KEY) == (memory.DATA_KEY, memory.TEST_KEY)
