@@ -7,12 +7,16 @@ report with what it shows and its output (the same runs the chapter shows),
 and ends with the script itself, line-numbered and folded.
 
 The notebook carries the script verbatim in a %%writefile cell, its data
-(compressed, checked by sha256), its one install step, and one cell per
-report whose output is that report's output from the same runs.
+(compressed, checked by sha256), its one install step, the script imported as a
+module, and one cell per report that calls its main() with the report's flags (the
+command written above it), whose output is that report's output from the same runs.
+The reports share the kernel as they share one process of the script: a model trained
+for one is used again by the next, so Run all trains each once.
 """
 
 import base64
 import hashlib
+import shlex
 import zlib
 
 from .chapter import CODE
@@ -90,10 +94,20 @@ def notebook(chapter, summary, runs, page_url, colab):
     for data_name in chapter.data:
         cells.append(new_markdown_cell(f"`{data_name}`, the data the script reads."))
         cells.append(new_code_cell(embed_cell_source(data_name, (CODE / data_name).read_bytes())))
-    cells.append(new_markdown_cell("## Every run"))
+    module = chapter.stem
+    cells.append(new_markdown_cell(
+        "## Every run\n\n"
+        f"The runs share this notebook's Python, as the reports of one `python3 {name}` do: "
+        "a model one report trains, the next one uses again instead of training it anew. "
+        f"Each cell prints what its command prints in a shell. After editing `{name}`, run "
+        "its cell and the next one again."))
+    cells.append(new_code_cell(
+        f"import importlib, {module}  # the script above, as a module\n"
+        f"{module} = importlib.reload({module})  # as the file is now"))
     for count, (cmd, description, run) in enumerate(runs, start=1):
         cells.append(new_markdown_cell(f"### `{cmd}`\n\n{description}"))
-        cell = new_code_cell(f"!{cmd}", execution_count=count)
+        argv = shlex.split(cmd)[2:]
+        cell = new_code_cell(f"# $ {cmd}\n{module}.main({argv!r});", execution_count=count)
         cell.outputs = [new_output("stream", name="stdout", text=run.text)]
         cells.append(cell)
     nb = new_notebook(cells=cells, metadata={

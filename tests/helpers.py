@@ -61,9 +61,11 @@ def run_script(name, *args, cwd=None, env=None, timeout=900):
 
 
 # A reader runs a command in one of two ways: the script in a folder of its own, or a cell
-# of the served notebook (which writes the script and its data next to itself). The
-# notebook's run is both, so a command that a notebook runs is taken from the notebook's
-# run in a fresh kernel, and the others are run alone: each command once per session.
+# of the served notebook (which writes the script and its data next to itself and calls its
+# main() with the command's flags, every report in one kernel, as one process of the
+# script runs several). A command that a notebook runs is taken from the notebook's run in
+# a fresh kernel (test_notebooks checks that a shell prints the same), and the others are
+# run alone: each command once per session.
 # The notebooks of the chapters the selected tests need start in the background when the
 # session starts, the costliest first, one at a time, while the other tests run.
 
@@ -89,9 +91,11 @@ nbformat.write(nb, path)
 
 
 def run_cells(nb):
-    """{command: printed text} of a notebook's `!python3 ...` cells."""
-    return {c.source[1:]: "".join(o.get("text", "") for o in c.outputs).replace("\r\n", "\n")
-            for c in nb.cells if c.cell_type == "code" and c.source.startswith("!")}
+    """{command: printed text} of a notebook's run cells: each starts with the command it
+    stands for (`# $ python3 rnn.py --vanish`), then calls the script's main with its flags."""
+    return {c.source.split("\n", 1)[0][4:]:
+            "".join(o.get("text", "") for o in c.outputs).replace("\r\n", "\n")
+            for c in nb.cells if c.cell_type == "code" and c.source.startswith("# $ ")}
 
 
 def recorded_seconds(ch):
@@ -104,7 +108,7 @@ def recorded_seconds(ch):
 
 def _run_notebook(ch):
     """Every cell of the served notebook, in a fresh kernel, in an empty folder (as Colab
-    runs it; `python3` in a cell is this interpreter). {command: printed text}."""
+    runs it; the kernel is this interpreter's). {command: printed text}."""
     import nbformat
 
     folder = ROOT / "build" / "test-runs" / f"notebook-{ch.stem}-{os.getpid()}"
@@ -114,7 +118,8 @@ def _run_notebook(ch):
     shutil.copy(SITE / ch.notebook, notebook)
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     process = subprocess.Popen([sys.executable, "-c", NOTEBOOK_RUNNER, str(notebook),
-                                str(folder)], env={**os.environ, **ONE_THREAD, "PATH": path},
+                                str(folder)], env={**os.environ, **ONE_THREAD, "PATH": path,
+                                                  "PYTHONDONTWRITEBYTECODE": "1"},
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _processes.add(process)
     try:
@@ -129,7 +134,7 @@ def _run_notebook(ch):
     return cells
 
 
-def _run_alone(command):
+def run_alone(command):
     """The command's script (and data) copied to an empty folder and run there."""
     _, script, *args = shlex.split(command)
     ch = next(ch for ch in CHAPTERS if ch.script == script)
@@ -179,7 +184,7 @@ def _run_jobs(commands, force=()):
                     _outputs.setdefault(command, text)
     alone = [c for c in todo if c not in _outputs]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for command, text in zip(alone, pool.map(_run_alone, alone)):
+        for command, text in zip(alone, pool.map(run_alone, alone)):
             with _lock:
                 _outputs[command] = text
 

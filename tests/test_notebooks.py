@@ -10,8 +10,8 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import (CHAPTERS, CODE, SITE, load_script, notebook_run, run_cells,
-                      without_times)
+from helpers import (CHAPTERS, CODE, SITE, load_script, notebook_run, run_alone,
+                      run_cells, without_times)
 from generator.codepage import report_commands
 from generator.tables import command
 
@@ -78,6 +78,22 @@ def test_the_notebook_runs_in_a_fresh_kernel_in_an_empty_folder(ch, site):
     assert fresh.keys() == recorded.keys()
     for command in recorded:
         assert without_times(fresh[command]) == without_times(recorded[command]), command
+
+
+@pytest.mark.parametrize("script", ["rnn.py", "gated.py"])
+def test_a_run_cell_prints_what_its_command_prints_in_a_shell(script, site):
+    """A run cell calls the script's main() in the notebook's kernel, beside the runs before
+    it; its command, run alone in a shell in an empty folder, prints the same (the two
+    chapters whose every report runs in seconds; the others share the same cells)."""
+    ch = next(ch for ch in CHAPTERS if ch.script == script)
+    nb = nbformat.read(served(ch), as_version=4)
+    calls = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("# $ ")]
+    assert calls and all(re.fullmatch(rf"# \$ python3 {re.escape(script)}( \S+)*\n"
+                                      rf"{ch.stem}\.main\(\[.*\]\);", c) for c in calls), calls
+    fresh = notebook_run(ch)
+    for command, printed in fresh.items():
+        alone = run_alone(command)
+        assert without_times(alone) == without_times(printed), command
 
 
 @pytest.mark.parametrize("ch", CHAPTERS, ids=IDS)
