@@ -790,6 +790,9 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
             "ls => ls.map((l) => l.parentNode.getBoundingClientRect())"):
         assert box["height"] >= 35 and box["right"] <= PHONE["width"], box  # a finger's target
     assert host.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
+    table = host.locator("table")  # the seeds' rows whole, without scrolling sideways
+    assert table.evaluate("(t) => t.scrollWidth <= t.clientWidth && t.getBoundingClientRect().right"
+                          " <= document.documentElement.clientWidth")
     assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     t.check_clean()
 

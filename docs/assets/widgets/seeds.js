@@ -33,7 +33,7 @@ RW.define("seeds", function (figure, d, kit) {
   var body = el("tbody");
   var announce;
 
-  function number(name, text) { return el("span", { "class": "rw-number", "data-value": name, text: text }); }
+  function number(name, text) { return el("span", { "class": "rw-number rw-nowrap", "data-value": name, text: text }); }
 
   function update() {
     var m = model.index(), l = lag.index(), runs = d.runs[m][l], M = d.models[m], L = d.lags[l];
