@@ -621,11 +621,188 @@ def test_the_model_fits_a_phone(tab):
     t.check_clean()
 
 
+# -- chapter 15: the experiment, one cell and lag at a time -------------------------------
+#
+# The expected values are the page's own tables (15.2's accuracy, 15.4's gradients, 15.3's
+# curves), which tests/test_page_matches_script.py holds equal to what memory.py prints, and, for a
+# few short rows, `memory.py --row` run here (a few seconds each): its per-seed rows are
+# those of the grid the build trains (the same networks, the same float32 arithmetic).
+
+PAGE_TABLES_JS = """(cmd) => [...document.querySelectorAll('p.command code')]
+  .filter((c) => c.textContent.trim() === '$ ' + cmd)
+  .map((c) => [...c.parentNode.nextElementSibling.querySelector('table').rows]
+    .map((tr) => [...tr.cells].map((td) => td.textContent.replace(/\\s+/g, ''))))"""
+
+MEMORY_JS = """(host) => ({
+  model: host.querySelector('input[data-control="model"]:checked + label').textContent.replace(/\\s+/g, ''),
+  lag: host.querySelector('input[data-control="lag"]:checked + label').textContent,
+  learned: host.querySelector('[data-value="learned"]').textContent,
+  spread: host.querySelector('[data-value="spread"]').textContent.replace(/\\s+/g, ''),
+  g1_init: host.querySelector('[data-value="g1_init"]').textContent,
+  g1_trained: host.querySelector('[data-value="g1_trained"]').textContent,
+  command: host.querySelector('[data-command]').textContent,
+  rows: [...host.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent))})"""
+
+LEARNED = 0.95  # the page's threshold: "a seed ... learned a lag when its test accuracy is at least 0.95"
+
+
+def memory_widget(t):
+    return t.widget("memory_widget")
+
+
+def choose(host, control, label):
+    """Check the radio button of a group whose label reads `label` (spaces ignored), by a
+    click on its label, as a reader does."""
+    options = host.locator(f'input[data-control="{control}"] + label')
+    texts = [re.sub(r"\s+", "", x) for x in options.all_text_contents()]
+    options.nth(texts.index(re.sub(r"\s+", "", label))).click()
+
+
+def test_memory_widget_shows_the_pages_tables_at_every_cell_and_lag(shared):
+    """All 25 settings: the mean (lowest-highest) final accuracy is 15.2's table's cell, the
+    medians of g_1 before and after training 15.4's two tables' cells."""
+    t = shared("ch15-memory/")
+    host = memory_widget(t)
+    assert "Counting a seed as having learned a lag when its test accuracy is at least " \
+        f"{LEARNED:g}" in (SITE / "ch15-memory" / "index.html").read_text("utf-8")
+    accuracy = t.page.evaluate(PAGE_TABLES_JS, "python3 memory.py --accuracy")[0]
+    init, trained = t.page.evaluate(PAGE_TABLES_JS, "python3 memory.py --gradient")[:2]
+    models, lags = accuracy[0][1:], [row[0] for row in accuracy[1:]]
+    assert len(models) == 5 and lags == ["5", "10", "20", "50", "100"]
+    wrong = []
+    for m, model in enumerate(models):
+        for n, lag in enumerate(lags):
+            choose(host, "model", model)
+            choose(host, "lag", lag)
+            got = host.evaluate(MEMORY_JS)
+            assert (got["model"], got["lag"]) == (model, lag)
+            g_row = [r for r in init if r[0] == model], [r for r in trained if r[0] == model]
+            want = {"spread": accuracy[1 + n][1 + m], "g1_init": g_row[0][0][1 + n],
+                    "g1_trained": g_row[1][0][1 + n]}
+            seen = {k: got[k] for k in want}
+            if seen != want:
+                wrong.append((model, lag, seen, want))
+    assert not wrong, f"{len(wrong)} of 25 settings differ, first: {wrong[0]}"
+    t.check_clean()
+
+
+ROWS = [("rnn", None, 50), ("lstm", "0", 10), ("gru", None, 5), ("lstm", "2", 20)]
+
+
+@pytest.mark.parametrize("cell,b_f,lag", ROWS)
+def test_memory_widget_rows_are_what_memory_py_row_prints(shared, cell, b_f, lag):
+    """Every seed's accuracy, loss and g_1 before and after, the command that prints them,
+    and how many seeds learned: memory.py --row, run here."""
+    argv = ["--row", "--cell", cell] + (["--forget-bias", b_f] if b_f else []) + ["--lag", str(lag)]
+    out = printed("memory.py", *argv)
+    model = re.match(r"(.*) at lag (\d+),", out).group(1)  # "LSTM b_f=0 at lag 10, ..."
+    row = tables("memory.py", *argv)[0]
+    assert row[0] == ["seed", "test accuracy", "test loss", "g_1 at init", "g_1 trained"]
+    accs = [float(r[1]) for r in row[1:]]
+    k = sum(a >= LEARNED for a in accs)
+    t = shared("ch15-memory/")
+    host = memory_widget(t)
+    choose(host, "model", model.replace("b_f=", "bf="))
+    choose(host, "lag", str(lag))
+    got = host.evaluate(MEMORY_JS)
+    assert got["command"] == "$ python3 memory.py " + " ".join(argv)
+    assert got["rows"] == row[1:]
+    assert got["learned"] == f"{k} of {len(accs)} seeds {'learns' if k == 1 else 'learn'}"
+    mean = re.search(r"mean test accuracy (\d\.\d\d)", out).group(1)
+    assert got["spread"].startswith(mean + "("), (got["spread"], mean)
+    t.check_clean()
+
+
+CURVE_POINTS_JS = """(host) => {
+  const svg = host.querySelector('svg.rw-svg');
+  const scale = (anchor, attr, shift) => {  // an axis's value at a coordinate, from its ticks
+    const ticks = [...svg.querySelectorAll(`.rw-ticks text[text-anchor="${anchor}"]`)]
+      .map((t) => [+t.textContent, +t.getAttribute(attr) - shift]);
+    const [v0, c0] = ticks[0], [v1, c1] = ticks[ticks.length - 1];
+    return (c) => v0 + (c - c0) * (v1 - v0) / (c1 - c0);
+  };
+  const sx = scale('middle', 'x', 0), sy = scale('end', 'y', 4);
+  const points = (p) => p.getAttribute('d').slice(1).split('L')
+    .map((xy) => [Math.round(sx(+xy.split(' ')[0])), sy(+xy.split(' ')[1])]);
+  return {seeds: [...svg.querySelectorAll('path.rw-main')].map(points),
+          means: [...svg.querySelectorAll('path.rw-ref')].map(points),
+          chance: [...svg.querySelectorAll('path.rw-chance')].map(points)};
+}"""
+
+
+def test_memory_widget_starts_at_the_curves_figure_and_draws_its_numbers(shared):
+    """At its start, the figure's lag and its five means faint; for every cell at that lag,
+    the seeds' drawn curves (read back from the SVG, to the drawing's 0.1 px) give the
+    page's curves table: mean (lowest-highest) at its steps."""
+    t = shared("ch15-memory/")
+    html_text = (SITE / "ch15-memory" / "index.html").read_text("utf-8")
+    lag = re.search(r"<figcaption>Lag (\d+)\. Lines: mean", html_text).group(1)
+    curves = t.page.evaluate(PAGE_TABLES_JS, "python3 memory.py --curves")[0]
+    t.page.reload(wait_until="networkidle")  # the widget as it starts
+    host = memory_widget(t)
+    got = host.evaluate(MEMORY_JS)
+    assert got["lag"] == lag and got["model"] == "LSTMbf=2"
+    steps = [int(r[0].replace(",", "")) for r in curves[1:]]
+    tol = 0.005 + 0.002  # the table's rounding, and the drawing's
+    for m, model in enumerate(curves[0][1:]):
+        choose(host, "model", model)
+        drawn = host.evaluate(CURVE_POINTS_JS)
+        assert len(drawn["seeds"]) == 4 and len(drawn["means"]) == 5 and len(drawn["chance"]) == 1
+        assert all(abs(v - 0.25) < 0.002 for _, v in drawn["chance"][0])
+        seeds = [dict(curve) for curve in drawn["seeds"]]  # step (read off the x axis) -> value
+        for k, step in enumerate(steps):
+            at = [curve[step] for curve in seeds]
+            mean, low, high = (float(x) for x in re.findall(r"\d\.\d\d", curves[1 + k][1 + m]))
+            assert abs(sum(at) / 4 - mean) <= tol and abs(min(at) - low) <= tol \
+                and abs(max(at) - high) <= tol, (model, step, at, curves[1 + k][1 + m])
+            assert abs(dict(drawn["means"][m])[step] - mean) <= tol, (model, step)
+    t.check_clean()
+
+
+def test_memory_widget_works_by_keyboard_and_announces_the_key_numbers(tab):
+    t = tab("ch15-memory/")
+    host = memory_widget(t)
+    host.locator('input[data-control="model"]:checked').focus()
+    t.page.keyboard.press("ArrowRight")  # LSTM b_f = 2 -> GRU
+    t.page.keyboard.press("Tab")  # to the lag group's checked button
+    assert t.page.evaluate("document.activeElement.dataset.control") == "lag"
+    t.page.keyboard.press("ArrowLeft")  # 50 -> 20
+    got = host.evaluate(MEMORY_JS)
+    assert (got["model"], got["lag"]) == ("GRU", "20")
+    status = host.locator('[role="status"]')
+    t.page.wait_for_function("(el) => el.textContent.startsWith('GRU at lag 20: ')",
+                             arg=status.element_handle(), timeout=5000)
+    said = status.inner_text()
+    assert got["learned"] in said and "before training" in said, said
+    assert got["g1_trained"].split("e")[0] in said, said
+    t.check_clean()
+
+
+def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
+    t = tab("ch15-memory/", viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    host = memory_widget(t)
+    host.locator('input[data-control="model"] + label').first.tap()  # the plain RNN
+    host.locator('input[data-control="lag"] + label').last.tap()  # lag 100
+    got = host.evaluate(MEMORY_JS)
+    assert (got["model"], got["lag"]) == ("plainRNN", "100")
+    assert got["learned"] == "0 of 4 seeds learn"
+    for box in host.locator('input[type="radio"] + label').evaluate_all(
+            "ls => ls.map((l) => l.parentNode.getBoundingClientRect())"):
+        assert box["height"] >= 35 and box["right"] <= PHONE["width"], box  # a finger's target
+    assert host.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
+    table = host.locator("table")  # the seeds' rows whole, without scrolling sideways
+    assert table.evaluate("(t) => t.scrollWidth <= t.clientWidth && t.getBoundingClientRect().right"
+                          " <= document.documentElement.clientWidth")
+    assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    t.check_clean()
+
+
 # -- loading, weight, no JavaScript ------------------------------------------------------
 
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
-           "ch14-gru-lm/": ("model_widget",)}
+           "ch14-gru-lm/": ("model_widget",),
+           "ch15-memory/": ("memory_widget",)}
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))
@@ -691,6 +868,9 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
         t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
                                  arg=hosts[0].element_handle(), timeout=10_000)
         hosts[0].locator('input[data-input="seed"]').fill("1.5")
+    if page_path == "ch15-memory/":  # another cell and lag, by keyboard
+        hosts[0].locator('input[data-control="model"]:checked').press("ArrowRight")
+        hosts[0].locator('input[data-control="lag"]:checked').press("ArrowLeft")
     assert t.page.locator("body").get_attribute("data-md-color-scheme") == \
         {"light": "default", "dark": "slate"}[theme]
     t.page.add_script_tag(content=AXE_JS)

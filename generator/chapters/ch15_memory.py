@@ -3,7 +3,7 @@ docs/code/memory.py (one worker process trains every cell at every lag once)."""
 
 import math
 
-from generator.chapter import Chapter
+from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch15-memory.md", "memory.py")
 
@@ -233,3 +233,62 @@ def runtime(ctx):
     """How long `python3 memory.py` trains, from the build's own run, in minutes."""
     minutes = max(1, round(ctx.record("--accuracy").cpu_seconds / 60))
     return f"about {minutes} minute{'s' if minutes > 1 else ''}"
+
+
+# -- the experiment, explored: one cell at one lag, every seed --------------------------
+
+ROW_ARGS = {"plain RNN": "--cell rnn", "GRU": "--cell gru"}  # what follows --row, per model
+
+
+def row_args(name):
+    """'--cell lstm --forget-bias 2' for 'LSTM b_f=2': the --row command of one model."""
+    if name.startswith("LSTM b_f="):
+        return f"--cell lstm --forget-bias {name[len('LSTM b_f='):]}"
+    if name not in ROW_ARGS:
+        raise GeneratorError(f"generator/chapters/ch15_memory.py: no --row for model {name!r}")
+    return ROW_ARGS[name]
+
+
+@CHAPTER.widget
+def memory_widget(ctx):
+    """Chapter 15's grid, one cell and lag at a time: every seed's learning curve (the
+    accuracy record holds them for every lag) and its g_1 before and after training (the
+    gradient record), from the runs the build already makes. It starts at the curves
+    figure's lag; its faint lines there are that figure's means."""
+    acc, curves, grad = ctx.record("--accuracy"), ctx.record("--curves"), ctx.record("--gradient")
+    lags, models = list(acc.lags), list(acc.models)
+    if list(grad.models) != models or list(grad.lags) != lags or \
+            list(curves.steps) != list(acc.curve_steps):
+        raise GeneratorError(f"{ctx.where}: --accuracy, --curves and --gradient disagree on "
+                             "the models, lags or steps")
+    at = lags.index(curves.lag)
+    for name in models:
+        if [list(c) for c in acc.curves[name][at]] != [list(c) for c in curves.accuracy[name]]:
+            raise GeneratorError(f"{ctx.where}: {name}'s curves at lag {curves.lag} are not "
+                                 "--curves': the widget would not start at the figure")
+    runs = [[[{"seed": s, "accuracy": acc.accuracy[name][l][s], "loss": acc.loss[name][l][s],
+               "g1_init": grad.g1_init[name][l][s], "g1_trained": grad.g1_trained[name][l][s],
+               "curve": list(acc.curves[name][l][s])}
+              for s in range(len(acc.accuracy[name][l]))] for l in range(len(lags))]
+            for name in models]
+    steps = list(acc.curve_steps)
+    if any(b - a != steps[1] - steps[0] for a, b in zip(steps, steps[1:])):
+        raise GeneratorError(f"{ctx.where}: the curves' steps are not evenly spaced")
+    start = next(n for n, name in enumerate(models) if name == "LSTM b_f=2")
+    return ctx.widget("seeds", {
+        "title": "The experiment, one cell and lag at a time",
+        "models": [{"name": name, "args": row_args(name),
+                    "html": name.replace("b_f=", "<i>b</i><sub>f</sub>\u00a0=\u00a0"),
+                    "spoken": name.replace("b_f=", "with forget-gate bias ")} for name in models],
+        "lags": lags, "model": start, "lag": at, "steps": steps, "runs": runs,
+        "learned": LEARNED, "chance": acc.chance_accuracy,
+        "reference": "the mean of each model at this lag",
+        "x": {"min": steps[0], "max": steps[-1], "label": "training step"},
+        "y": {"min": 0, "max": 1.05, "label": "test accuracy"},
+        "caption": "Looked up, not computed: every seed's curve, accuracy, loss and "
+                   "<i>g</i><sub>1</sub> are what <code>memory.py</code> recorded while it trained "
+                   f"the grid of 15.2 for this page; at lag {curves.lag} the faint lines are "
+                   "the means of the figure above. A seed learns when its test accuracy is at "
+                   f"least {LEARNED:g}; the mean and range are the table of 15.2's, the medians "
+                   "those of 15.4.",
+    })

@@ -10,6 +10,7 @@
                                 f"{x:.3e}", vec(v) is the scripts' vec(), (+0.1000, -0.2000)
      kit.slider(o)              a labelled <input type="range"> over a list of values
      kit.numberField(o)         a text field for one number, checked as typed
+     kit.choice(o)              a labelled group of radio buttons, one of a few settings
      kit.chart(o)               an SVG line chart, linear x, log or linear y, at the
                                 width of its column (redrawn when that changes)
      kit.legend(items)          the chart's legend, as a list
@@ -108,6 +109,28 @@
       input: input,
       value: function () { return o.values[+input.value]; },
       set: function (index) { input.value = index; show(); }
+    };
+  }
+
+  // A group of radio buttons (a <fieldset> and its <legend>): arrow keys move within
+  // it, Tab leaves it. o: label (text), options [{text or html, value}], index (the one
+  // checked), name (data-control of each input), onChange(value, index).
+  function choice(o) {
+    var group = uid("rw-choice");
+    var inputs = [];
+    var items = o.options.map(function (opt, k) {
+      var id = uid("rw-radio");
+      var input = el("input", { type: "radio", id: id, name: group, value: k,
+                                "data-control": o.name, checked: k === o.index });
+      input.addEventListener("change", function () { if (input.checked) o.onChange(opt.value, k); });
+      inputs.push(input);
+      return el("span", { "class": "rw-option" }, [input, el("label", {
+        "for": id, html: opt.html || null, text: opt.html ? null : opt.text })]);
+    });
+    return {
+      root: el("fieldset", { "class": "rw-choice" }, [el("legend", { text: o.label })].concat(items)),
+      index: function () { for (var k = 0; k < inputs.length; k++) if (inputs[k].checked) return k; return -1; },
+      set: function (k) { inputs[k].checked = true; }
     };
   }
 
@@ -292,7 +315,7 @@
   }
 
   var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
-              spoken: spoken, slider: slider, numberField: numberField, readNumber: readNumber,
+              spoken: spoken, slider: slider, choice: choice, numberField: numberField, readNumber: readNumber,
               chart: chart, legend: legend, live: live, reducedMotion: reducedMotion };
 
   window.RW = {
