@@ -276,10 +276,13 @@ def math_ascii(element):
     if tag is None:  # a string
         return "".join(ASCII.get(c, _greek_name(c)) for c in str(element))
     kids = [k for k in element.children if getattr(k, "name", None) or str(k).strip()]
-    if tag in ("msub", "msup"):
-        script = math_ascii(kids[1])
-        mark = "_" if tag == "msub" else "^"
-        return math_ascii(kids[0]) + mark + (script if script.isalnum() else "{" + script + "}")
+    if tag in ("msub", "msup", "msubsup"):
+        marks = {"msub": "_", "msup": "^", "msubsup": "_^"}[tag]
+        text = math_ascii(kids[0])
+        for mark, kid in zip(marks, kids[1:]):  # msubsup: base, subscript, superscript
+            script = math_ascii(kid)
+            text += mark + (script if script.isalnum() else "{" + script + "}")
+        return text
     if tag == "mover" and element.get("accent") == "true":
         return math_ascii(kids[0]) + math_ascii(kids[1])
     if tag == "msqrt":

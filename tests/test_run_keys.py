@@ -70,6 +70,8 @@ PAGE = """\
 
 [Download toy.py](code/toy.py), or read it on [its code page](code/toy.md).
 
+<!-- gen site run -->
+
 <!-- gen table words from toy.py --words -->
 
 The file has <!-- gen value words from toy.py --words --> words.

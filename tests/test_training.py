@@ -248,15 +248,20 @@ def test_the_scripts_own_gradient_check_passes_and_covers_every_cell():
 def test_the_recall_sequences_are_chapter_15s_seed_for_seed(lag):
     """The training stream and the test set are memory.py's, batch after batch."""
     seeds = (0, 1, 2, 3)
+
+    def theirs(draw):  # memory.py's sequences of each seed, stacked as recall_batch stacks
+        batches = [draw(s) for s in seeds]  # each (n, lag + 1) and (n,)
+        return np.stack([x.T for x, _ in batches], axis=1), np.stack([y for _, y in batches])
+
     mine = [np.random.default_rng([training.DATA_KEY, s, lag]) for s in seeds]
-    theirs = [np.random.default_rng([memory.DATA_KEY, s, lag]) for s in seeds]
+    streams = [memory.training_stream(s, lag) for s in seeds]
     for _ in range(3):
         X, Y = training.recall_batch(mine, training.RECALL_BATCH, lag)
-        X15, Y15 = memory.seeds_sequences(memory.DATA_KEY, seeds, memory.BATCH, lag, rngs=theirs)
+        X15, Y15 = theirs(lambda s: memory.make_sequences(streams[s], memory.BATCH, lag))
         assert np.array_equal(X, X15) and np.array_equal(Y, Y15)
     tests = [np.random.default_rng([training.TEST_KEY, s, lag]) for s in seeds]
     X, Y = training.recall_batch(tests, training.RECALL_TEST, lag)
-    X15, Y15 = memory.seeds_sequences(memory.TEST_KEY, seeds, memory.TEST, lag)
+    X15, Y15 = theirs(lambda s: memory.test_set(s, lag))
     assert np.array_equal(X, X15) and np.array_equal(Y, Y15)
 
 
@@ -274,11 +279,16 @@ def test_the_initial_weights_are_chapter_15s(cell, bias):
     seeds = (0, 3)
     mine = training.recall_init(cell, seeds, bias or 0.0)
     name = {"tanh": "rnn"}.get(cell, cell)
-    theirs = memory.init_params(name, seeds, (bias,) if cell == "lstm" else (None,), "float64")
-    W_x, W_h, b = memory.stack_gates(theirs, name)
-    assert np.allclose(mine["W_x"], W_x, atol=0) and np.allclose(mine["W_h"], W_h, atol=0)
-    assert np.allclose(mine["b"], b, atol=0)
-    assert np.allclose(mine["W_y"], theirs["W_hq"], atol=0)
+    theirs = [memory.init_params(name, s, bias or 0.0) for s in seeds]  # one dict a seed
+
+    def stacked(prefix):  # memory.py's gates side by side, seed by seed, as training.py's
+        return np.stack([np.concatenate([p[prefix + g] for g in memory.GATES[name]], axis=-1)
+                         for p in theirs])
+
+    assert np.array_equal(mine["W_x"], stacked("W_x"))
+    assert np.array_equal(mine["W_h"], stacked("W_h"))
+    assert np.array_equal(mine["b"], stacked("b_"))
+    assert np.array_equal(mine["W_y"], np.stack([p["W_hq"] for p in theirs]))
 
 
 def test_the_plain_rnn_starts_differ_only_in_U():
