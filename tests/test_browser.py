@@ -80,6 +80,7 @@ WANTED_IMAGES_JS = """(other) => [...document.images].filter(
 SCROLL_TO_IMAGES_JS = """async (other) => {
   const wanted = (%s)(other);
   for (const img of wanted) {
+    img.loading = 'eager';  // one scrolled past in 30 ms would otherwise wait to be near again
     img.scrollIntoView({block: 'center'});
     await new Promise((resolve) => setTimeout(resolve, 30));
   }
@@ -190,7 +191,7 @@ def load(browser, server, page_path, theme):
         other = OTHER[theme]
         page.evaluate(SCROLL_TO_IMAGES_JS, other)
         try:
-            page.wait_for_function(IMAGES_DONE_JS, arg=other, timeout=10_000)
+            page.wait_for_function(IMAGES_DONE_JS, arg=other, timeout=30_000)
         except PlaywrightTimeout:  # the image check reports which ones did not load
             pass
         page.wait_for_load_state("networkidle")
