@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.compat,
               pytest.mark.skipif(not COMPAT_PYTHON, reason="run by `make test-compat`")]
 
 RUNS = [("rnn.py",), ("gated.py",), ("gru.py", "--gradcheck"), ("memory.py", "--gradcheck"),
-        ("training.py", "--gradcheck", "--jacobian")]
+        ("training.py", "--gradcheck", "--jacobian"), ("deeper.py", "--gradcheck")]
 
 
 def versions(python):
