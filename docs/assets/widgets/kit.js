@@ -245,7 +245,7 @@
       move(i);
     });
     root.addEventListener("focus", use);
-    root.addEventListener("pointerover", function (e) {  // a mouse or pen pointing
+    root.addEventListener("pointermove", function (e) {  // a mouse or pen moved (not a redraw under it)
       var i = target(e);
       if (i !== null && e.pointerType !== "touch") { use(); move(i); }
     });
