@@ -200,8 +200,8 @@ RW.define("textgen", function (figure, d, kit) {
               "wrote. Point at, tap, or tab to a text and move with the arrow keys: the numbers " +
               "for that character are shown here." }),
     detailLabel, topList,
-    el("p", { "class": "rw-readout" }, ["mean update gate Z at that step (the mean over the " +
-              "units of Z_t): ", zOut]),
+    el("p", { "class": "rw-readout rw-z" }, ["mean update gate at that step, the mean over the units of Z",
+              el("sub", { text: "t" }), ": ", zOut]),
     el("p", { "class": "rw-label", text: "The same in Python, with the lines of the code page that load the model:" }),
     python
   ]);
@@ -251,6 +251,9 @@ RW.define("textgen", function (figure, d, kit) {
   function detail(view, t) {
     var c = view.text[t], P = distribution(view.steps[t].logits), z = view.steps[t].z;
     var order = ranked(P).slice(0, d.top), where = t < view.prefix ? "typed" : "written";
+    Object.keys(texts).forEach(function (name) {  // the cursor shown in the text read out only
+      texts[name].chars.root.classList.toggle("rw-current", name === view.name);
+    });
     detailLabel.textContent = (view.name === "greedy" ? "Greedy text" : "Drawn text") +
       ", character " + quoted(c) + " at step t = " + t + " (" + where + "): the " + d.top +
       " likeliest next characters";
