@@ -191,7 +191,7 @@ def reach_widget(ctx):
             "For the character under the pointer, step <i>t</i>: each character before it, "
             "<i>t</i> &minus; <i>k</i>, is shaded by the norm of the gradient of the "
             "log-probability the model gives the character after <i>t</i> (double underline) "
-            "with respect to the one-hot input <i>x</i><sub><i>t</i>&minus;<i>k</i></sub>, for "
+            "with respect to the one-hot input <i>X</i><sub><i>t</i>&minus;<i>k</i></sub>, for "
             f"<i>k</i> up to {export.reach_back - 1}, reading from a zero state. Each "
             "prediction is shaded against its own largest value: on the log scale in ten levels "
             f"of {REACH_DECADES / 10:g} decade each (darkest within a factor "

@@ -2,7 +2,7 @@
    connectivity view, over the validation passage that section 14.6 shades. Point at,
    tap, or move the cursor (arrow keys) to a character t: each character before it, t - k,
    is shaded by the norm of the gradient of the log-probability the model gives the
-   character after t with respect to the one-hot input x_(t-k); the readout and the chart
+   character after t with respect to the one-hot input X_(t-k) (the page's X_t); the readout and the chart
    give the numbers. They are gru.py's compute_reach (its own backward steps), computed
    at build time and served in gru-trained.json (`reach[t][k]`, `mean_reach[k]`); the page
    only looks them up. The passage above, shaded by the update gate, stays as built.
@@ -27,7 +27,7 @@ RW.define("reach", function (figure, d, kit) {
   "use strict";
   var el = kit.el, fmt = kit.fmt;
   var passage = d.passage.split(""), n = passage.length;
-  var model = null, pending = null, scale = d.index, loading = null;
+  var model = null, pending = null, scale = d.index, loading = null, range = null;
 
   function level(share) {  // a share of the largest, 0 .. 1, to one of ten levels
     if (!(share > 0)) return 0;
@@ -45,6 +45,8 @@ RW.define("reach", function (figure, d, kit) {
     var f = v.toFixed(Math.max(0, 2 - e));
     return f.indexOf(".") >= 0 ? f.replace(/0+$/, "").replace(/\.$/, "") : f;
   }
+
+  function input() { return el("span", {}, ["X", el("sub", { text: "t\u2212k" })]); }  // the page's X_t
 
   function charName(c) { return c === " " ? "space" : c; }
   function quoted(c) { return "\u2018" + c + "\u2019"; }
@@ -64,7 +66,7 @@ RW.define("reach", function (figure, d, kit) {
   var status = el("p", { "class": "rw-status", text: "The gradients load (with the model, " +
                          Math.round(d.model.bytes / 1000) + " KB) when you first point at the passage." });
   var chart = kit.chart({ x: { min: 0, max: d.reach_back - 1, label: "k, characters back" },
-                          y: { min: 1e-12, max: 10, log: true, label: "\u2016\u2202 log P / \u2202x_{t\u2212k}\u2016" },
+                          y: { min: 1e-12, max: 10, log: true, label: "\u2016\u2202 log P / \u2202X_{t\u2212k}\u2016" },
                           height: 240 });
   var choice = kit.choice({
     label: "shading", name: "scale", index: d.index,
@@ -90,7 +92,7 @@ RW.define("reach", function (figure, d, kit) {
     readout.setAttribute("data-t", t);
     readout.append("Step t = " + t + ", character " + quoted(passage[t]) +
                    (next ? ", predicting the next, " + quoted(next) : "") + ": the norm of the gradient of " +
-                   "its log-probability with respect to each earlier input x_(t\u2212k) is largest at k = ",
+                   "its log-probability with respect to each earlier input ", input(), " is largest at k = ",
                    el("span", { "class": "rw-number", "data-value": "reach-top-k", text: String(kTop) }),
                    " (" + quoted(passage[t - kTop]) + "), ",
                    el("span", { "class": "rw-number", "data-value": "reach-top", text: g3(top) }), ".");
@@ -103,9 +105,10 @@ RW.define("reach", function (figure, d, kit) {
         el("td", { text: g3(row[k]) }), el("td", { text: g3(model.mean_reach[k]) })]));
     });
     values.appendChild(el("table", {}, [
-      el("thead", {}, [el("tr", {}, ["k", "input x_(t\u2212k)", "this prediction", "mean over the passage"]
-        .map(function (h) { return el("th", { scope: "col", text: h }); }))]), body]));
+      el("thead", {}, [el("tr", {}, [["k"], ["input ", input()], ["this prediction"], ["mean over the passage"]]
+        .map(function (h) { return el("th", { scope: "col" }, h); }))]), body]));
     chart.draw({
+      y: range,
       lines: [{ y: model.mean_reach, cls: "rw-ref rw-dash" }, { y: row, cls: "rw-main" }],
       mark: { x: kTop, y: top },
       label: "The norm of the gradient of the prediction after step " + t + " against k, " +
@@ -124,6 +127,9 @@ RW.define("reach", function (figure, d, kit) {
       loading = kit.json(d.model.url).then(function (m) {
         if (m.passage !== d.passage || m.reach.length !== n) throw new Error("not this passage");
         model = m;
+        var all = [].concat.apply([], m.reach).filter(function (v) { return v > 0; });
+        range = { min: Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, all)))),
+                  max: Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, all)))) };  // every row on one scale
         status.textContent = "";
         status.hidden = true;
         shown.hidden = false;
