@@ -899,6 +899,35 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     phone.check_clean()
 
 
+SHADES_JS = """(h) => {
+  const colour = (sel) => Object.fromEntries([...document.querySelectorAll(sel)].map((i) =>
+    [i.className.split(' ')[0], getComputedStyle(i).backgroundColor]));
+  return {page: colour('.inside:not(.rw-results) > p.shaded i'),
+          model: colour('.rw-results .rw-chars i'), reach: colour('.rw-passage i')};
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_shading_is_the_static_passages_in_both_schemes(tab, theme):
+    """A level of the texts' gate shading, and of the reach, has the colour of the same
+    level in the static passage of 14.6 (site.css), in either colour scheme."""
+    t = tab("ch14-gru-lm/", color_scheme=theme)
+    host, figure = model_widget(t)
+    set_model(host, "the time traveller", 160, 1.0, 7)
+    reach = reach_widget(t)
+    reach.locator('[data-value="passage"] i[data-i="200"]').hover()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                             arg=reach.locator("figure").element_handle(), timeout=10_000)
+    shades = t.page.evaluate(SHADES_JS)
+    for widget in ("model", "reach"):
+        common = sorted(set(shades[widget]) & set(shades["page"]) - {"p0", "n0", "rw-next", ""})
+        assert len(common) >= 3, (widget, sorted(shades[widget]))
+        for level in common:
+            assert shades[widget][level] == shades["page"][level], (widget, level, theme)
+        assert shades[widget][common[-1]] != "rgba(0, 0, 0, 0)", (widget, "not shaded")
+    t.check_clean()
+
+
 # -- chapter 15: the experiment, one cell and lag at a time -------------------------------
 #
 # The expected values are the page's own tables (15.2's accuracy, 15.4's gradients, 15.3's
