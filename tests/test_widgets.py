@@ -863,6 +863,9 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     chars = host.locator('[data-value="passage"]')
     assert chars.get_attribute("role") == "slider"
     assert not [u for u in t.requests if u.endswith("/gru-trained.json")]  # not until used
+    t.page.add_script_tag(content=AXE_JS)  # as it waits, nothing chosen yet
+    result = t.page.evaluate(AXE_RUN_JS)
+    assert not [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
     chars.focus()
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
                              arg=host.locator("figure").element_handle(), timeout=10_000)

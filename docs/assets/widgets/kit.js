@@ -199,7 +199,8 @@
   // or a tap on it, moves the cursor there. A slider is a widget role, so a screen
   // reader in browse mode hands it the arrow keys; its children are presentational,
   // hence o.label names the text. o: label, onMove(i) -> valuetext, onUse() (called
-  // at the first focus, pointer or tap: to load what the readout needs).
+  // at the first focus, pointer or tap: to load what the readout needs), idle (what is
+  // said before a character is chosen).
   // text.show(chars, at): chars [{text, cls, title}], the cursor at `at`;
   // text.move(i); text.at().
   function characters(o) {
@@ -228,6 +229,10 @@
       root.setAttribute("aria-valuemax", Math.max(0, spans.length - 1));
       at = -1;
       if (start !== null && start !== undefined) move(start);
+      else {  // a slider has a value (ARIA); none chosen yet is said so
+        root.setAttribute("aria-valuenow", 0);
+        root.setAttribute("aria-valuetext", o.idle || "no character chosen yet");
+      }
     }
     function target(e) {
       var node = e.target && e.target.closest ? e.target.closest("[data-i]") : null;

@@ -53,7 +53,8 @@ RW.define("reach", function (figure, d, kit) {
 
   var chars = kit.characters({
     label: "the passage: the arrow keys choose the character whose prediction is shown",
-    onMove: select, onUse: load
+    onMove: select, onUse: load,
+    idle: "no character chosen yet"
   });
   chars.root.classList.add("shaded", "rw-passage");
   chars.root.setAttribute("data-value", "passage");
