@@ -194,11 +194,10 @@ RW.define("textgen", function (figure, d, kit) {
   var results = el("div", { "class": "rw-results inside", hidden: true }, [
     el("p", { "class": "rw-label", text: "Greedy (the likeliest character each time):" }), greedyView.root,
     el("p", { "class": "rw-label", "data-value": "sampled-label" }), sampledView.root,
-    el("p", { "class": "rw-hint", text: "Each character is shaded by the mean update gate Z of the step " +
-              "that reads it (white near 0: the units take the candidate; orange near 1: they keep " +
-              "their state), in the ten levels of the passage in 14.6; underlined: what the model " +
-              "wrote. Point at, tap, or tab to a text and move with the arrow keys: the numbers " +
-              "for that character are shown here." }),
+    el("p", { "class": "rw-hint", text: "Shaded by the mean update gate Z of the step that reads each " +
+              "character (white near 0: the units take the candidate; orange near 1: they keep their " +
+              "state), as the passage of 14.6 is; underlined: what the model wrote. Point at or tap a " +
+              "character, or tab to a text and use the arrow keys, for its numbers here:" }),
     detailLabel, topList,
     el("p", { "class": "rw-readout rw-z" }, ["mean update gate at that step, the mean over the units of Z",
               el("sub", { text: "t" }), ": ", zOut]),
