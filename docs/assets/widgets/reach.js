@@ -38,12 +38,9 @@ RW.define("reach", function (figure, d, kit) {
   function g3(v) {  // Python's f"{v:.3g}" (the values are stored to 3 significant digits)
     if (v === 0) return "0";
     var e = Math.floor(Math.log10(Math.abs(v)));
-    if (e < -4 || e >= 3) {
-      var s = fmt.sci(v, 2), m = /^(.*?)(\.?0*)(e.*)$/.exec(s);
-      return m[1].indexOf(".") >= 0 ? m[1].replace(/0+$/, "").replace(/\.$/, "") + m[3] : m[1] + m[3];
-    }
+    if (e < -4 || e >= 3) return fmt.sci(v, 2).replace(/\.?0+e/, "e");  // 1.50e-05 -> 1.5e-05
     var f = v.toFixed(Math.max(0, 2 - e));
-    return f.indexOf(".") >= 0 ? f.replace(/0+$/, "").replace(/\.$/, "") : f;
+    return f.indexOf(".") < 0 ? f : f.replace(/\.?0+$/, "");  // 1.40 -> 1.4
   }
 
   function input() { return el("span", {}, ["X", el("sub", { text: "t\u2212k" })]); }  // the page's X_t
