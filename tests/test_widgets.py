@@ -751,6 +751,7 @@ def test_the_texts_are_one_tab_stop_each_and_move_by_arrow_keys(tab):
         assert host.locator(f'[data-value="greedy"] i[data-i="{at}"]').get_attribute("data-at") == ""
     t.page.keyboard.press("Tab")  # the drawn text next, not the greedy text's next character
     assert t.page.evaluate("document.activeElement.dataset.value") == "sampled"
+    assert host.evaluate(DETAIL_JS)["name"] == "sampled"  # focused, its numbers are read out
     t.page.keyboard.press("End")
     assert host.evaluate(DETAIL_JS)["name"] == "sampled"
     t.check_clean()

@@ -249,7 +249,7 @@
       use();
       move(i);
     });
-    root.addEventListener("focus", use);
+    root.addEventListener("focus", function () { use(); if (at >= 0) move(at); });  // its readout
     root.addEventListener("pointermove", function (e) {  // a mouse or pen moved (not a redraw under it)
       var i = target(e);
       if (i !== null && e.pointerType !== "touch") { use(); move(i); }
