@@ -686,6 +686,24 @@ def compute_reach(params, text):
             for t, row in enumerate(reach)]
 
 
+def compute_export(m):
+    """The weights of the trained GRU m by the equations' names (float32 values, shortest
+    form), its greedy sample from them in float64, and the connectivity of --inside's
+    passage (compute_reach)."""
+    weights = {name: np.vectorize(lambda v: float(str(v)))(p).tolist()
+               for name, p in named(m.params, 'gru').items()}
+    text = m.text[m.config.num_train:]
+    passage = text[:INSIDE_PASSAGE + 1]           # + 1: the last shaded character's next one
+    reach = compute_reach(m.params, passage)
+    mean = [float(f'{np.mean([row[k] for row in reach if len(row) > k]):.3g}')
+            for k in range(REACH_BACK)]
+    return ExportRecord(asdict(m.config), list(VOCAB), "re.sub('[^A-Za-z]+', ' ', text)"
+                        ".lower(); characters outside the vocabulary are '<unk>'", weights,
+                        m.config.prefix, predict(as_float64(m.params), 'gru', m.config.prefix,
+                                                 m.config.num_preds),
+                        passage[:-1], reach, REACH_BACK, mean)
+
+
 # ===========================================================================
 # What the site prints: the records, one format_* per table, the reports, the
 # command line. Everything above computes; everything below only formats.
@@ -813,6 +831,21 @@ class SaturationRecord:
     high: float
     num_windows: int
     gates: list              # a GateSaturation per gate of each model
+
+
+@dataclass
+class ExportRecord:
+    """The trained GRU of d2l's configuration, for a reader (or a page) to run elsewhere."""
+    config: dict             # its Config
+    vocab: list              # token i of the inputs and outputs
+    preprocessing: str       # what is done to a text before it is read
+    weights: dict            # the equations' parameters: {'W_xz': rows of numbers, ...}
+    prefix: str
+    greedy: str              # the prefix and its greedy continuation, from these weights
+    passage: str             # the validation passage of --inside
+    reach: list              # reach[t][k]: ||d log P(passage[t+1]) / d x_(t-k)||
+    reach_back: int          # k = 0 .. reach_back - 1 (fewer at the start)
+    mean_reach: list         # reach[.][k] averaged over the characters that have k
 
 
 def format_ppl(x):
@@ -1151,39 +1184,6 @@ def format_compare_table(record):
 
 def format_compare_timing(record):
     return 'time: ' + ', '.join(f'{m.model} at {m.lr:g} {m.seconds:.1f} s' for m in record.models)
-
-
-@dataclass
-class ExportRecord:
-    """The trained GRU of d2l's configuration, for a reader (or a page) to run elsewhere."""
-    config: dict             # its Config
-    vocab: list              # token i of the inputs and outputs
-    preprocessing: str       # what is done to a text before it is read
-    weights: dict            # the equations' parameters: {'W_xz': rows of numbers, ...}
-    prefix: str
-    greedy: str              # the prefix and its greedy continuation, from these weights
-    passage: str             # the validation passage of --inside
-    reach: list              # reach[t][k]: ||d log P(passage[t+1]) / d x_(t-k)||
-    reach_back: int          # k = 0 .. reach_back - 1 (fewer at the start)
-    mean_reach: list         # reach[.][k] averaged over the characters that have k
-
-
-def compute_export(m):
-    """The weights of the trained GRU m by the equations' names (float32 values, shortest
-    form), its greedy sample from them in float64, and the connectivity of --inside's
-    passage (compute_reach)."""
-    weights = {name: np.vectorize(lambda v: float(str(v)))(p).tolist()
-               for name, p in named(m.params, 'gru').items()}
-    text = m.text[m.config.num_train:]
-    passage = text[:INSIDE_PASSAGE + 1]           # + 1: the last shaded character's next one
-    reach = compute_reach(m.params, passage)
-    mean = [float(f'{np.mean([row[k] for row in reach if len(row) > k]):.3g}')
-            for k in range(REACH_BACK)]
-    return ExportRecord(asdict(m.config), list(VOCAB), "re.sub('[^A-Za-z]+', ' ', text)"
-                        ".lower(); characters outside the vocabulary are '<unk>'", weights,
-                        m.config.prefix, predict(as_float64(m.params), 'gru', m.config.prefix,
-                                                 m.config.num_preds),
-                        passage[:-1], reach, REACH_BACK, mean)
 
 
 def report_export(args, out, config=None):
