@@ -30,6 +30,19 @@ Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
              string to reverse), --corpus PATH (--stacked, --layers, --leak,
              --tagging: another text than timemachine.txt)
 
+How the file reads, top to bottom:
+
+    the model        the settings and the data; the GRU layer, one step forward
+                     and back through time; layers on top (stacked, both
+                     directions, a softmax at every step); the encoder-decoder
+                     with attention, and greedy decoding; Adam and the training
+                     loops
+    the experiments  their settings; the encoder-decoder tested; linear probes;
+                     chapter 15's recall task read out by attention; the
+                     gradient check
+    what the site prints   one format_* per table, one report_* per flag
+    the harness      printing and the command line, the same in every script
+
 Every model is trained for several seeds side by side: every array has a
 leading model axis M, as in memory.py. Training is float32 on one BLAS thread;
 the same command prints the same output, run after run, except the lines that
@@ -60,14 +73,13 @@ class Refused(Exception):
 
 
 # ===========================================================================
-# The model: settings, the data, the GRU layer, layers on top (stacked, both
-# directions), the encoder-decoder with attention, training
+# The model: the data, the GRU layer, layers on top (stacked, both directions),
+# the encoder-decoder with attention, training
 # ===========================================================================
 
 SEEDS = (0, 1, 2)  # every experiment: three models side by side, one per seed
 LR = 0.01  # Adam's learning rate, every model
 CLIP = 1.0  # each model's gradient is rescaled to at most this norm (d2l's clipping)
-
 
 # The Time Machine, in d2l's configuration (chapter 14)
 CORPUS = Path(__file__).with_name("timemachine.txt")
@@ -76,7 +88,6 @@ NUM_STEPS, NUM_TRAIN, NUM_VAL = 32, 10_000, 5_000  # window length; training, va
 LM_BATCH = 32  # windows per training step
 LM_EVERY = 50  # steps between two points of a learning curve
 LM_CURVE_VAL = 500  # validation windows of the curve's points (all of them at the end)
-
 
 # Reversing strings (the encoder-decoder)
 SYMBOLS = "abcdefghij"  # K symbols; the decoder also reads a start token
@@ -448,7 +459,6 @@ class Adam:
             p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
 
 
-# The labellers on The Time Machine: the language model and the tagger
 def labels(task, w):
     """Inputs and labels of windows w (n, 33): the language model's label is the next
     character, the tagger's whether the character is the last letter of its word."""
@@ -566,7 +576,8 @@ def count_params(model):
 
 
 # ===========================================================================
-# The experiments: their settings, then what each measures beyond training
+# The experiments: the settings of those that need no code beyond training, then
+# what the others measure
 # ===========================================================================
 
 LM_STEPS = 300  # the budget, the same for every model of --stacked
@@ -586,7 +597,6 @@ MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 1
 
 # ----------------------------------------------------- the encoder-decoder tested on fixed strings
 
-# The encoder-decoder on reversal
 def reversal_test(length, n=S2S_TEST):
     """The fixed test strings of one length, the same for every model: (length, n)."""
     return np.random.default_rng([21, length]).integers(0, K, (length, n))
@@ -668,7 +678,8 @@ def compute_probes(ids, models):
 
 # ------------------------------------------------- chapter 15's recall task, read out by attention
 
-# Chapter 15's recall task: its sequences exactly as memory.py makes them
+# Its sequences exactly as memory.py makes them. The query state h_T attends over
+# every state h_1 .. h_T; without attention the context is h_T itself.
 R_K, R_D = 4, 4  # symbols to remember, distractor symbols
 R_QUERY, R_V = R_K + R_D, R_K + R_D + 1  # the query's token id; the vocabulary's size
 R_DATA_KEY, R_TEST_KEY = 16, 17  # memory.py's seed-sequence prefixes for training and test
@@ -697,9 +708,6 @@ def recall_batch(rngs, n, lag):
     return np.ascontiguousarray(X), np.stack([y for _, y in batches])
 
 
-# Chapter 15's recall task, read out by attention: the query state h_T attends over
-# every state h_1 .. h_T; without attention the context is h_T itself.
-
 def recall_params(seed, hidden=R_HIDDEN):
     rng = np.random.default_rng([19, seed])
     return {"enc": gru_params(rng, R_V, hidden), "mix": dense_params(rng, 2 * hidden, hidden),
@@ -723,7 +731,6 @@ def recall_loss(model, X, Y, attention, need_grads=True):
     return loss, accuracy, g
 
 
-# Chapter 15's recall task
 def train_recall(lag, steps, seeds=R_SEEDS):
     """The GRU with a readout, on memory.py's training streams and test set for `lag`:
     for each seed one model without attention and one with, side by side. Test accuracy
