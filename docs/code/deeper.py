@@ -32,11 +32,11 @@ Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
 
 How the file reads, top to bottom:
 
-    the model        the settings and the data; the GRU layer, one step forward
-                     and back through time; layers on top (stacked, both
-                     directions, a softmax at every step); the encoder-decoder
-                     with attention, and greedy decoding; Adam and the training
-                     loops
+    the model        the settings and the data; the GRU layer, forward over a
+                     sequence and back through time; layers on top (stacked,
+                     both directions, a softmax at every step); the
+                     encoder-decoder with attention, and greedy decoding; Adam
+                     and the training loops, each model trained once per run
     the experiments  their settings; the encoder-decoder tested; linear probes;
                      chapter 15's recall task read out by attention; the
                      gradient check

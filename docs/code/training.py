@@ -61,8 +61,8 @@ class Refused(Exception):
 
 
 # ===========================================================================
-# The model: settings, the recall task, the parameters, the cells, backpropagation
-# through time, the losses and Adam, the training loop
+# The model: chapter 15's recall task, the parameters, the cells, backpropagation
+# through time, the loss, clipping and Adam, the training loop
 # ===========================================================================
 
 # Chapter 15's recall task (memory.py), generated seed for seed as memory.py does
@@ -293,7 +293,7 @@ def weight_gradients(cell, p, X, caches, dA):
     return {"W_x": dW_x, "W_h": dW_h, "b": dA_all.sum(axis=1)}
 
 
-# ---------------------------------------------------------------------- the losses, clipping, Adam
+# ------------------------------------------------------------------------ the loss, clipping, Adam
 
 def softmax_xent(logits, Y):
     """Mean cross-entropy per model and its gradient by the logits; logits (..., M, B, c)
@@ -657,7 +657,7 @@ def compute_gradcheck(seed=0):
 
 # --------------------------------------- 16.2: dC_t/dC_{t-1} in full, on chapter 13's random LSTMs
 
-# Step 2: the Jacobian of one LSTM step, on chapter 13's random LSTMs (gated.py --measure)
+# The random LSTMs of chapter 13, as gated.py --measure draws them
 JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS = 32, 16, 100  # H, d, T
 JACOBIAN_BIASES = (0.0, 1.0, 2.0)  # b_f
 JACOBIAN_DISTANCE = 47  # the step chapter 13 reads its table at
@@ -762,7 +762,7 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
 
 # ------------------------------------ 16.3: clipping against an exploding and a vanishing gradient
 
-# Step 3: clipping, on the recall task at one lag, plain SGD
+# The recall task at one lag, plain SGD
 CLIP_LAG, CLIP_STEPS, CLIP_LR, CLIP_THRESHOLD = 20, 300, 0.1, 1.0
 CLIP_RADII = (0.5, 2.0)  # spectral radius of U at the start: vanishing, exploding
 LEARNED = 0.95  # a seed whose test accuracy is at least this has learned the lag
@@ -835,7 +835,6 @@ def compute_clip(radii=CLIP_RADII, lag=CLIP_LAG, steps=CLIP_STEPS, lr=CLIP_LR,
 
 # ------------------------------------------------------------- 16.4: truncation on the recall task
 
-# Step 4: truncation on the recall task
 TRUNCATION_LAG = 10
 TRUNCATION_STEPS = 1000  # chapter 15 trains 1,500; these models have learned by 1,000
 TRUNCATION_MODELS = (("lstm", 2.0), ("gru", 0.0))  # (cell, initial forget / update bias)
@@ -884,7 +883,6 @@ def recall_name(cell, bias):
 
 # --------------------------------------------- 16.4: The Time Machine, truncated, carried or reset
 
-# Step 4: truncation on The Time Machine
 CORPUS = Path(__file__).with_name("timemachine.txt")
 TEXT_VOCAB = [" ", "<unk>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]  # d2l's 28
 TEXT_HIDDEN, TEXT_BATCH, TEXT_WINDOW = 32, 16, 64  # n, sequences per update, steps per window
@@ -1079,7 +1077,6 @@ def evaluate_text(p, val, windows=True, streams=TEXT_BATCH, T=TEXT_WINDOW):
 
 # ----------------------------------------------------------- 16.5: initialisation of the plain RNN
 
-# Step 5: initialisation of the plain RNN on the recall task
 INIT_LAGS = (50,)  # one of chapter 15's lags; all five, 5 to 100, take a minute: --lags
 INIT_MAX_LAG = 200
 INIT_MODELS = ("random U, tanh", "U = I, ReLU", "orthogonal U, tanh")
@@ -1127,7 +1124,7 @@ def compute_init(lags=INIT_LAGS, models=INIT_MODELS, steps=RECALL_STEPS, seeds=S
 
 # ------------------------------------------------------------------------ 16.6: the adding problem
 
-# Step 6: the adding problem (Hochreiter and Schmidhuber, 1997, experiment 4)
+# As Hochreiter and Schmidhuber (1997) set it, their experiment 4
 ADDING_LENGTH = 100  # T: sequences of T to T + T/10 steps
 ADDING_HIDDEN, ADDING_BATCH, ADDING_LR = 16, 32, 1e-2
 ADDING_BIAS = 5.0  # initial b_f of the LSTM, b_z of the GRU: the carousel's f = 1, nearly
