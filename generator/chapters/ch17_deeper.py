@@ -258,3 +258,25 @@ def seq2seq_svg(source, written, weights, prefix="seq2seq-attention"):
 def seq2seq(ctx):
     source, written, weights = ctx.record("--attention").strings[0]
     return seq2seq_svg(source, written, [list(r) for r in weights])
+
+
+@CHAPTER.block
+def command_away(ctx):
+    """17.8's larger runs, each beside the build's own run of its report: the budget and
+    the CPU seconds that run took, from the records (nothing typed by hand)."""
+    stacked, reverse, recall = (ctx.record(f) for f in ("--stacked", "--reverse", "--recall"))
+    lags = ", ".join(str(lag) for lag in recall.lags)
+    items = [
+        ("python3 deeper.py --reverse --steps 4000",
+         f"{4000 / reverse.steps:g} times the encoder-decoder's training (the build's "
+         f"{reverse.steps:,} steps took {reverse.seconds:.0f} s). How far does the limit "
+         f"without attention move?"),
+        ("python3 deeper.py --stacked --steps 1000",
+         f"the three stacks for {1000 / stacked.steps:.1f} times the build's {stacked.steps:,} "
+         f"steps ({sum(r.seconds for r in stacked.runs):.0f} s). Do the two layers of 32 stay "
+         f"ahead once they overfit?"),
+        ("python3 deeper.py --recall --lags 100,200",
+         f"the recall task at chapter 15's longest lag and twice it (the build's lags {lags} "
+         f"took {recall.seconds:.0f} s)."),
+    ]
+    return "\n".join(f"- `{command}`: {words}" for command, words in items)
