@@ -7,9 +7,13 @@ keystroke   from an edit of the prompt (an input event) to the new text in the p
             both continuations (greedy and drawn) and the five likeliest characters,
             at the default 20 characters, then at the longest, 160. The widget writes
             synchronously, so this is the whole of it but the browser's paint.
-per char    the 160-character keystroke over the GRU steps it ran (two predictions,
-            each the prompt and 160 characters): the forward pass per character,
-            sampling and drawing included.
+per char    the 160-character keystroke over the GRU steps it ran (the prompt once,
+            then each continuation's 160 characters, every one of them read: its own
+            next-character distribution and mean update gate): the forward pass per
+            character, sampling, shading and drawing included.
+cursor      a key moving the cursor along a text (its readout: the five likeliest next
+            characters and the mean update gate), and along the passage of "how far
+            back" (its 256 characters shaded, the table and the chart redrawn).
 
 Goals (issue 19): under 50 ms a keystroke, under 1 ms a character. Medians of --repeat
 edits, after one that loads the weights; CPU is shared, so run it on an idle machine.
@@ -37,6 +41,16 @@ TIME_EDIT = """([host, text]) => {
   prompt.dispatchEvent(new Event('input', {bubbles: true}));
   const written = host.querySelector('[data-value="sampled"]').dataset.text;
   return [performance.now() - start, written];
+}"""
+
+TIME_KEYS = """([el, times]) => {
+  const ms = [];
+  for (let k = 0; k < times; k++) {
+    const start = performance.now();
+    el.dispatchEvent(new KeyboardEvent('keydown', {key: k % 2 ? 'ArrowLeft' : 'ArrowRight', bubbles: true}));
+    ms.push(performance.now() - start);
+  }
+  return ms;
 }"""
 
 SET_LENGTH = """([host, index]) => {
@@ -73,12 +87,26 @@ def main():
                     prompts = [("it has", "it has ")[k % 2] for k in range(args.repeat)]
                     ms = [page.evaluate(TIME_EDIT, [handle, text])[0] for text in prompts]
                     median = statistics.median(ms)
-                    steps = 2 * (len("it has ") + n)
+                    steps = len("it has ") + 2 * n
                     print(f"keystroke, {n:3d} characters: median {median:6.2f} ms, "
                           f"max {max(ms):6.2f} ms over {len(ms)} edits")
                     if n == 160:
                         print(f"per character: {1000 * median / steps:6.1f} us "
                               f"({steps} GRU steps a keystroke)")
+                greedy = host.locator('[data-value="greedy"]').element_handle()
+                ms = page.evaluate(TIME_KEYS, [greedy, args.repeat])
+                print(f"cursor, text generator: median {statistics.median(ms):6.2f} ms, "
+                      f"max {max(ms):6.2f} ms over {len(ms)} keys")
+                reach = page.locator('.rw-widget[data-src$="/reach_widget.json"]')
+                reach.scroll_into_view_if_needed()
+                page.wait_for_function("(h) => h.dataset.state === 'ready'", arg=reach.element_handle())
+                passage = reach.locator('[data-value="passage"]')
+                passage.focus()
+                page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
+                                       arg=reach.element_handle())
+                ms = page.evaluate(TIME_KEYS, [passage.element_handle(), args.repeat])
+                print(f"cursor, how far back: median {statistics.median(ms):6.2f} ms, "
+                      f"max {max(ms):6.2f} ms over {len(ms)} keys")
                 browser.close()
         finally:
             server.terminate()

@@ -43,8 +43,9 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # -- the scripts ---------------------------------------------------------------------
 
 def load_script(name):
-    """docs/code/<name> imported from its path, as the generator does it."""
-    path = CODE / name
+    """docs/code/<name> (or the file at an absolute path, as benchmarks/gru_profile.py)
+    imported from its path, as the generator does it."""
+    path = Path(name) if os.path.isabs(name) else CODE / name
     spec = importlib.util.spec_from_file_location(f"test_script_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -58,6 +59,16 @@ def run_script(name, *args, cwd=None, env=None, timeout=900):
     return subprocess.run([sys.executable, str(script), *args], cwd=cwd,
                           env={**os.environ, **ONE_THREAD, **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
+
+
+def run_loaded(name, code, timeout=300):
+    """`code` run by a fresh Python with one BLAS thread, as a reader's run has it, after
+    docs/code/<name> is imported as `script` (load_script's way) and io and sys are."""
+    load = ("import importlib.util, io, sys\n"
+            f"spec = importlib.util.spec_from_file_location('script', {str(CODE / name)!r})\n"
+            "script = importlib.util.module_from_spec(spec); spec.loader.exec_module(script)\n")
+    return subprocess.run([sys.executable, "-c", load + code], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **ONE_THREAD})
 
 
 # A reader runs a command in one of two ways: the script in a folder of its own, or a cell

@@ -12,15 +12,14 @@ import io
 import json
 import math
 import re
-import subprocess
-import sys
 import time
 from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
 
-from helpers import CODE, ONE_THREAD, cells_of_markdown, load_script, run_script, table_blocks
+from helpers import (CODE, ROOT, cells_of_markdown, load_script, run_loaded, run_script,
+                     table_blocks, without_times)
 
 gru = load_script('gru.py')
 CORPUS = CODE / 'timemachine.txt'
@@ -35,20 +34,6 @@ def raw_text():
 @pytest.fixture(scope='module')
 def text():
     return gru.read_corpus(CORPUS)
-
-
-def run_python(code):
-    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                          timeout=300, env={**__import__('os').environ, **ONE_THREAD})
-
-
-LOAD = ('import importlib.util, io, sys; '
-        f'spec = importlib.util.spec_from_file_location("g", {str(CODE / "gru.py")!r}); '
-        'g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g); ')
-
-
-def without_times(stdout):
-    return [line for line in stdout.splitlines() if not line.startswith('time:')]
 
 
 def round_trips(record):
@@ -787,9 +772,9 @@ def test_cli_prints_what_run_writes_to_a_printer():
     it is the training report."""
     done = run_script('gru.py', '--epochs', '2')
     assert done.returncode == 0 and done.stderr == '', done.stderr
-    ref = run_python(LOAD + 'buf = io.StringIO(); '
-                     'g.run(g.parse_args(["--train", "--epochs", "2"]), g.Printer(buf)); '
-                     'sys.stdout.write(buf.getvalue())')
+    ref = run_loaded('gru.py', 'buf = io.StringIO(); '
+                     'script.run(script.parse_args(["--train", "--epochs", "2"]), '
+                     'script.Printer(buf)); sys.stdout.write(buf.getvalue())')
     assert ref.returncode == 0, ref.stderr
     assert without_times(done.stdout) == without_times(ref.stdout)
     assert done.stdout.startswith('GRU language model, numpy, from scratch\n')
@@ -865,7 +850,8 @@ def test_cli_help_mentions_every_option():
 
 
 def test_cli_diverging_training_is_one_line_and_status_1():
-    done = run_python(LOAD + 'g.LR_MAX = 1e40; sys.exit(g.main(["--epochs", "2", "--lr", "1e30"]))')
+    done = run_loaded('gru.py', 'script.LR_MAX = 1e40; '
+                      'sys.exit(script.main(["--epochs", "2", "--lr", "1e30"]))')
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith('gru.py: training diverged in epoch 1')
@@ -921,12 +907,7 @@ def test_cli_gradcheck_for_one_cell():
 # ---------------------------------------------------------------- the speed study
 
 def load_profile():
-    import importlib.util
-    path = CODE.parent.parent / 'benchmarks' / 'gru_profile.py'
-    spec = importlib.util.spec_from_file_location('gru_profile_under_test', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(str(ROOT / 'benchmarks' / 'gru_profile.py'))
 
 
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])

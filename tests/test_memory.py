@@ -461,8 +461,10 @@ def test_the_chance_line_is_what_a_constant_guess_scores():
     best_constant = max(np.mean(Y == k) for k in np.unique(Y))
     assert abs(best_constant - record.chance_accuracy) < 0.03
     assert record.chance_loss == pytest.approx(math.log(len(np.unique(Y))))
-    printed = buf.getvalue().split("accuracy 1/")[1]
-    assert printed.startswith(f"{len(np.unique(Y))} = {1 / len(np.unique(Y)):.2f}")
+    n = len(np.unique(Y))  # the symbols the answers take, counted
+    uniform_loss = -np.mean(np.log(np.full(len(Y), 1 / n)))  # a uniform guess's cross-entropy
+    printed = buf.getvalue().split("accuracy 1/")[1].splitlines()[0]
+    assert printed.startswith(f"{n} = {1 / n:.2f}, cross-entropy ln {n} = {uniform_loss:.3f}")
 
 
 def test_gradcheck_command_passes():

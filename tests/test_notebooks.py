@@ -4,6 +4,7 @@ of the very runs the pages show, and runnable as they are in an empty folder."""
 import hashlib
 import json
 import re
+import shlex
 from urllib.parse import urlparse
 
 import nbformat
@@ -12,8 +13,6 @@ from bs4 import BeautifulSoup
 
 from helpers import (CHAPTERS, CODE, SITE, load_script, notebook_run, run_alone,
                       run_cells, without_times)
-from generator.codepage import report_commands
-from generator.tables import command
 
 IDS = [ch.script for ch in CHAPTERS]
 
@@ -50,15 +49,32 @@ def test_data_files_are_embedded_and_checked_by_their_hash(ch, site):
 
 @pytest.mark.parametrize("ch", CHAPTERS, ids=IDS)
 def test_every_report_has_a_cell_with_what_it_printed(ch, site):
-    """One cell per report, each the report's own command, with the output of the build's
-    run (the fresh-kernel test below runs them again and compares)."""
+    """One run cell per report, in the order of the script's REPORTS: each cell's command,
+    read by the script's own command line, chooses that report and no other (the example
+    the script names for a report that needs options, EXAMPLES, exactly), the cell calls
+    main() with that command's flags, and it carries the build's output (the fresh-kernel
+    test below runs them again and compares). The expected cells come from the script,
+    not from the generator's function that wrote them."""
     nb = nbformat.read(served(ch), as_version=4)
     nbformat.validate(nb)
-    cells = run_cells(nb)
     script = load_script(ch.script)
-    assert list(cells) == [command(ch.script, argv)
-                           for argv, _ in report_commands(script, ch.script)]
-    assert len(cells) == len(script.REPORTS)
+    examples = getattr(script, "EXAMPLES", {})
+    sources = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("# $ ")]
+    chosen = []
+    for source in sources:
+        label, call = source.split("\n", 1)
+        words = shlex.split(label[len("# $ "):])
+        assert words[:2] == ["python3", ch.script], label
+        argv = words[2:]
+        assert call == f"{ch.stem}.main({argv!r});", source
+        chosen.append(script.parse_args(argv).chosen)
+        flag = chosen[-1][0]
+        if flag in examples:
+            assert argv == list(examples[flag]), f"{label}: not the script's example"
+    assert chosen == [[flag] for flag in script.REPORTS], \
+        f"the run cells choose {chosen}, the script's reports are {list(script.REPORTS)}"
+    cells = run_cells(nb)
+    assert len(cells) == len(sources)
     for cmd, printed in cells.items():
         assert printed.strip(), f"{cmd}: no output in the notebook"
     raw = json.loads(served(ch).read_text("utf-8"))

@@ -2,7 +2,7 @@
 
 import re
 
-from helpers import SITE
+from helpers import SITE, page_markers
 
 BUDGET_PER_PAGE = 400_000  # bytes of PNG per page, light and dark variants together
 BUDGET_PER_IMAGE = 80_000  # one plot, one theme
@@ -28,7 +28,24 @@ def test_every_page_within_budget(site):
             assert f.stat().st_size <= BUDGET_PER_IMAGE, f"{f.name}: {f.stat().st_size:,} bytes"
     over = {p: w for p, w in weights.items() if w > BUDGET_PER_PAGE}
     assert not over, f"over {BUDGET_PER_PAGE:,} bytes of images: {over}"
-    assert weights["ch12-rnn/index.html"] > 0 and weights["ch13-gated/index.html"] > 0
+
+
+def test_the_budget_weighs_every_figure_a_page_asks_for(site):
+    """The budget above is measured on what it should be: each built page loads two PNGs,
+    light and dark, for each `<!-- gen figure NAME -->` its hand-written page holds, and
+    none otherwise (counted from the markers, not from what the generator wrote)."""
+    figures = {page: sum(m.kind == "figure" for m in markers)
+               for page, markers in page_markers().items()}
+    assert sum(figures.values()) >= 10  # the chapters' plots are there to be weighed
+    for page in pages(site):
+        rel = page.relative_to(site).as_posix()
+        source = "index.md" if rel == "index.html" else rel[:-len("/index.html")] + ".md"
+        loaded = [f.name for f in images_of(page)]
+        light = sum(name.endswith("-light.png") for name in loaded)
+        dark = sum(name.endswith("-dark.png") for name in loaded)
+        assert (light, dark, len(loaded)) == (figures.get(source, 0),) * 2 + (light + dark,), \
+            f"{rel}: {light} light and {dark} dark PNGs of {len(loaded)} for " \
+            f"{figures.get(source, 0)} figure markers"
 
 
 def test_pngs_are_palette_images(site):

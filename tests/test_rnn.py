@@ -147,6 +147,19 @@ def jacobian_norm(U, W, X, eps):
     return np.linalg.norm(J, 2)
 
 
+def chain_rule_norms(U, W, X):
+    """||dh_t/dh_0|| at h_0 = 0 for t = 1 .. T by the chain rule, written here:
+    dh_t/dh_{t-1} = diag(1 - h_t^2) U, multiplied up step by step. Finite differences
+    check it on short sequences (below); they cannot reach a norm of 1e-17 (a central
+    difference of tanh outputs loses it to rounding), this product can."""
+    h, J, norms = np.zeros(U.shape[0]), np.eye(U.shape[0]), []
+    for x in X:
+        h = np.tanh(W @ x + U @ h)
+        J = ((1 - h ** 2)[:, None] * U) @ J
+        norms.append(float(np.linalg.norm(J, 2)))
+    return norms
+
+
 def measure_network(radius, scale, H=64, d=16, T=100, seed=0):
     """The chapter's network from its description: U standard normal rescaled to spectral
     radius rho, W normal with standard deviation scale / sqrt(d), x_t standard normal, in
@@ -165,9 +178,11 @@ def test_measured_jacobian_matches_finite_differences():
     for scale in (1.0, 0.1):
         U, W, X = measure_network(1.1, scale, H=H, d=d, T=T, seed=3)
         measured = rnn.compute_measured_jacobians(1.1, scale, H=H, d=d, T=T, seed=3)
+        chained = chain_rule_norms(U, W, X)
         for t in (1, 3, T):
-            assert measured.norms[t - 1] == pytest.approx(jacobian_norm(U, W, X[:t], 1e-6),
-                                                          rel=1e-6)
+            by_differences = jacobian_norm(U, W, X[:t], 1e-6)
+            assert measured.norms[t - 1] == pytest.approx(by_differences, rel=1e-6, abs=0)
+            assert chained[t - 1] == pytest.approx(by_differences, rel=1e-6, abs=0)
 
 
 def test_measure_report_and_the_values_the_page_quotes():
@@ -177,8 +192,9 @@ def test_measure_report_and_the_values_the_page_quotes():
     assert (record.input_scale, record.hidden, record.inputs, record.steps) == (1.0, 64, 16, 100)
     U, W, X = measure_network(1.1, 1.0)
     assert record.top_radius == 1.1
-    assert record.top_first == pytest.approx(jacobian_norm(U, W, X[:1], 1e-6), rel=1e-6)
-    assert record.top_last == pytest.approx(jacobian_norm(U, W, X, 1e-2), rel=1e-3)
+    assert record.top_first == pytest.approx(jacobian_norm(U, W, X[:1], 1e-6), rel=1e-6, abs=0)
+    # about 3e-17: pytest.approx's default abs=1e-12 would accept any small number here
+    assert record.top_last == pytest.approx(chain_rule_norms(U, W, X)[-1], rel=1e-9, abs=0)
     assert record.top_last < 1  # the chapter's point: at this input scale rho = 1.1 vanishes
     primes = []
     for radius in (0.5, 0.9, 1.0, 1.1):
@@ -189,7 +205,7 @@ def test_measure_report_and_the_values_the_page_quotes():
             states.append(h)
         primes.append(float(np.mean(1 - np.array(states) ** 2)))
     assert (record.tanh_prime_low, record.tanh_prime_high) == pytest.approx(
-        (min(primes), max(primes)), rel=1e-12)
+        (min(primes), max(primes)), rel=1e-12, abs=0)
     buf = io.StringIO()
     rnn.run(rnn.parse_args(["--measure"]), rnn.Printer(buf))
     assert "input scale 1: each unit's input W x_t has\nstandard deviation 1" in buf.getvalue()

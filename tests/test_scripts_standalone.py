@@ -2,10 +2,11 @@
 a folder of its own, imports without side effects, says how to install numpy
 when numpy is missing, and keeps to argparse's exit statuses."""
 
-import pytest
-
+import ast
 import subprocess
 import sys
+
+import pytest
 
 from helpers import CHAPTERS, CODE, ROOT, SCRIPTS, load_script, run_script
 from generator.chapter import GeneratorError
@@ -51,16 +52,36 @@ def test_runs_alone_in_an_empty_folder(script, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [script]  # and writes nothing
 
 
+def top_level_functions(script):
+    """{name: ast.FunctionDef} of the functions a script defines at its top level, read
+    from its source (not from what importing it leaves in the module)."""
+    tree = ast.parse((CODE / script).read_text("utf-8"))
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_import_defines_the_conventions_and_prints_nothing(script, capsys):
+    """Every report the script defines is a flag of its command line, wired to it; every
+    table a report prints is made by a format_* function of the script; the docstring
+    lists every flag; importing prints nothing."""
     module = load_script(script)
     assert callable(module.main) and module.__doc__.startswith(f"{script}: ")
-    assert [n for n in dir(module) if n.startswith("compute_")]
-    assert [n for n in dir(module) if n.startswith("format_")]
+    functions = top_level_functions(script)
+    defined = sorted(name[len("report_"):] for name in functions if name.startswith("report_"))
+    assert defined == sorted(module.REPORTS), \
+        f"{script}: report_* functions {defined}, command-line reports {sorted(module.REPORTS)}"
     assert set(module.DEFAULT) <= set(module.REPORTS)
     for flag, (help_text, report) in module.REPORTS.items():
-        assert report.__name__ == f"report_{flag}" and help_text[:1].islower()
+        assert report is getattr(module, f"report_{flag}"), f"--{flag} runs {report.__name__}"
+        assert help_text[:1].islower()
         assert f"--{flag}" in module.__doc__, f"{script}'s docstring does not list --{flag}"
+        for call in ast.walk(functions[f"report_{flag}"]):
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "table"):
+                made = call.args[1] if len(call.args) > 1 else None
+                assert (isinstance(made, ast.Call) and isinstance(made.func, ast.Name)
+                        and made.func.id.startswith("format_") and made.func.id in functions), \
+                    f"{script}:{call.lineno}: report_{flag} prints a table no format_* made"
     assert capsys.readouterr() == ("", "")
 
 

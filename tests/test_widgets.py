@@ -26,10 +26,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
+import numpy as np
 import pytest
 import yaml
 
-from helpers import ROOT, SITE, StaticServer, cells_of_markdown, run_script, table_blocks
+from helpers import ROOT, SITE, StaticServer, cells_of_markdown, load_script, run_script, table_blocks
 
 pytestmark = pytest.mark.browser
 
@@ -621,6 +622,316 @@ def test_the_model_fits_a_phone(tab):
     t.check_clean()
 
 
+# -- chapter 14: every character's numbers ------------------------------------------------
+#
+# The expected values are a numpy forward pass of the GRU written here, from the served
+# weights (gru-trained.json) and the page's equations, d2l's
+#   Z_t = sigma(x_t W_xz + H_prev W_hz + b_z), R_t = sigma(x_t W_xr + H_prev W_hr + b_r),
+#   H~_t = tanh(x_t W_xh + (R_t * H_prev) W_hh + b_h), H_t = Z_t * H_prev + (1 - Z_t) * H~_t,
+# with sigma as 1 / (1 + exp(-a)) (gru.py and textgen.js compute it through tanh), one
+# character at a time: neither textgen.js nor gru.py's code. The texts themselves are held
+# equal to gru.py's predict() by the tests above.
+
+def served_model():
+    return json.loads((SITE / "code" / "gru-trained.json").read_text("utf-8"))
+
+
+def numpy_reading(text):
+    """For each character t of text read from a zero state: the distribution of the next
+    character (softmax of H_t W_hq + b_q) and the mean over the units of Z_t."""
+    m = served_model()
+    w = {name: np.array(v, np.float64) for name, v in m["weights"].items()}
+    H = np.zeros(len(w["b_z"]))
+    out = []
+    for c in text:
+        x = m["vocab"].index(c)  # a one-hot x_t picks row x of each W_x?
+        Z = 1 / (1 + np.exp(-(w["W_xz"][x] + H @ w["W_hz"] + w["b_z"])))
+        R = 1 / (1 + np.exp(-(w["W_xr"][x] + H @ w["W_hr"] + w["b_r"])))
+        H_tilde = np.tanh(w["W_xh"][x] + (R * H) @ w["W_hh"] + w["b_h"])
+        H = Z * H + (1 - Z) * H_tilde
+        logits = H @ w["W_hq"] + w["b_q"]
+        P = np.exp(logits - logits.max())
+        out.append(({m["vocab"][v]: float(p) for v, p in enumerate(P / P.sum())}, float(Z.mean())))
+    return out
+
+
+def gate_level(z):
+    """The static passage's shading (ch14_gru_lm.py's inside): tenths of the value as
+    --inside prints it, to 4 decimals; level 0 is white."""
+    return min(9, int(round(z, 4) * 10))
+
+
+DETAIL_JS = """(h) => {
+  const label = h.querySelector('[data-value="detail-label"]');
+  const z = h.querySelector('[data-value="z"]');
+  return {name: label.dataset.textName, t: +label.dataset.t, label: label.textContent,
+          z: +z.dataset.z, zText: z.textContent,
+          top: [...h.querySelectorAll('.rw-top li')].map((li) => [li.dataset.char, +li.dataset.p,
+                                                           li.querySelector('.rw-p').textContent])};
+}"""
+
+TEXTS_JS = """(h) => Object.fromEntries(['greedy', 'sampled'].map((name) => {
+  const p = h.querySelector(`[data-value="${name}"]`);
+  return [name, {text: p.dataset.text, valuenow: p.getAttribute('aria-valuenow'),
+                 said: p.getAttribute('aria-valuetext'),
+                 classes: [...p.querySelectorAll('i')].map((i) => i.className)}];
+}))"""
+
+DETAIL_CASES = [("it has", 20, 0.5, 0), ("the time traveller", 40, 1.0, 7), ("q", 10, 1.35, 12345)]
+
+
+def check_detail(got, want, where):
+    """The readout for one character against numpy's numbers there."""
+    P, z = want
+    top = sorted(P.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert [c for c, _, _ in got["top"]] == [c for c, _ in top], (where, got["top"], top)
+    for (c, p, text), (_, q) in zip(got["top"], top):
+        assert p == pytest.approx(q, rel=1e-6) and text == f"{q:.4f}", (where, c, p, q)
+    assert got["z"] == pytest.approx(z, rel=1e-6) and got["zText"] == f"{z:.4f}", (where, got["z"], z)
+
+
+def test_every_characters_next_five_and_mean_gate_are_numpys(shared):
+    """For characters of the prompt and of both continuations (the first, the prompt's
+    last, the first written, the last...), pointed at with the mouse: the five likeliest
+    next characters and the mean update gate are those of the numpy GRU above, to 1e-6;
+    every character of both texts is shaded at the level of its own mean gate."""
+    t = shared("ch14-gru-lm/")
+    host, _ = model_widget(t)
+    for prompt, n, temp, seed in DETAIL_CASES:
+        set_model(host, prompt, n, temp, seed)
+        texts = host.evaluate(TEXTS_JS)
+        start = host.evaluate(DETAIL_JS)  # as it starts: after the prompt, in the greedy text
+        p = len(gru_preprocessed(prompt))
+        assert (start["name"], start["t"]) == ("greedy", p - 1)
+        for name, seen in texts.items():
+            reading = numpy_reading(seen["text"])
+            assert seen["classes"] == [f"p{gate_level(z)}" + (" rw-w" if i >= p else "")
+                                       for i, (_, z) in enumerate(reading)], (prompt, name)
+            for i in sorted({0, p // 2, p - 1, p, p + 3, len(seen["text"]) - 1}):
+                host.locator(f'[data-value="{name}"] i[data-i="{i}"]').hover()
+                got = host.evaluate(DETAIL_JS)
+                assert (got["name"], got["t"]) == (name, i)
+                assert f"\u2018{seen['text'][i]}\u2019 at step t = {i} " in got["label"]
+                check_detail(got, reading[i], (prompt, name, i))
+    t.check_clean()
+
+
+def gru_preprocessed(prompt):
+    return re.sub("[^A-Za-z]+", " ", prompt).lower()  # the page's note says so; tested above
+
+
+def test_the_texts_are_one_tab_stop_each_and_move_by_arrow_keys(tab):
+    """The two texts are two tab stops, not one per character: each a slider over its
+    characters, moved by the arrow keys, Home and End, its value said in words with the
+    numbers of the readout (2 decimals) and numpy's."""
+    t = tab("ch14-gru-lm/")
+    host, figure = model_widget(t)
+    set_model(host, "it has", 20, 0.5, 0)
+    greedy = host.locator('[data-value="greedy"]')
+    assert greedy.get_attribute("role") == "slider" and greedy.get_attribute("tabindex") == "0"
+    stops = host.evaluate("(h) => [...h.querySelectorAll('input, button, [tabindex]')]"
+                          ".filter((e) => !e.closest('[hidden]') && e.tabIndex >= 0).length")
+    assert stops <= 10, f"{stops} tab stops in the text generator"
+    greedy.focus()
+    text = host.evaluate(TEXTS_JS)["greedy"]["text"]
+    reading = numpy_reading(text)
+    for key, at in (("End", len(text) - 1), ("ArrowLeft", len(text) - 2), ("Home", 0),
+                    ("ArrowRight", 1), ("PageDown", 11)):
+        t.page.keyboard.press(key)
+        got = host.evaluate(DETAIL_JS)
+        assert (got["name"], got["t"]) == ("greedy", at), key
+        assert greedy.get_attribute("aria-valuenow") == str(at)
+        check_detail(got, reading[at], ("keyboard", at))
+        P, z = reading[at]
+        said = greedy.get_attribute("aria-valuetext")
+        first = max(P, key=P.get)
+        assert said.startswith(f"character {text[at] if text[at] != ' ' else 'space'}, step {at}, ")
+        assert f"next {first if first != ' ' else 'space'} {P[first]:.2f}" in said
+        assert said.endswith(f"mean update gate {z:.2f}"), said
+        assert host.locator(f'[data-value="greedy"] i[data-i="{at}"]').get_attribute("data-at") == ""
+    t.page.keyboard.press("Tab")  # the drawn text next, not the greedy text's next character
+    assert t.page.evaluate("document.activeElement.dataset.value") == "sampled"
+    assert host.evaluate(DETAIL_JS)["name"] == "sampled"  # focused, its numbers are read out
+    t.page.keyboard.press("End")
+    assert host.evaluate(DETAIL_JS)["name"] == "sampled"
+    t.check_clean()
+
+
+# -- chapter 14: how far back each prediction reaches ---------------------------------------
+#
+# The expected values are gru.py's compute_reach, run here on the served weights and the
+# validation text gru.py reads (its read_corpus; the passage and the character after it).
+
+@pytest.fixture(scope="module")
+def expected_reach():
+    gru = load_script("gru.py")
+    m = served_model()
+    w = {name: np.array(v) for name, v in m["weights"].items()}
+    params = {"W_x": np.stack([w["W_xz"], w["W_xr"], w["W_xh"]]),
+              "W_h": np.stack([w["W_hz"], w["W_hr"], w["W_hh"]]),
+              "b": np.stack([w["b_z"], w["b_r"], w["b_h"]]), "W_hq": w["W_hq"], "b_q": w["b_q"]}
+    validation = gru.read_corpus(gru.CORPUS)[m["config"]["num_train"]:]
+    passage = validation[:len(m["passage"]) + 1]  # and the next character, the last one's target
+    assert passage[:-1] == m["passage"]
+    return passage, gru.compute_reach(params, passage)
+
+
+def reach_widget(t):
+    return t.widget("reach_widget")
+
+
+REACH_JS = """(h) => {
+  const readout = h.querySelector('[data-value="reach-readout"]');
+  const p = h.querySelector('[data-value="passage"]');
+  return {t: +readout.dataset.t, readout: readout.textContent,
+          top: h.querySelector('[data-value="reach-top"]').textContent,
+          topK: +h.querySelector('[data-value="reach-top-k"]').textContent,
+          said: p.getAttribute('aria-valuetext'), valuenow: p.getAttribute('aria-valuenow'),
+          chars: [...p.querySelectorAll('i')].map((i) => [i.className, i.dataset.g === undefined ? null : +i.dataset.g]),
+          rows: [...h.querySelectorAll('[data-value="reach-values"] tbody tr')].map((tr) =>
+            [+tr.dataset.k, ...[...tr.cells].map((c) => c.textContent)])};
+}"""
+
+
+def reach_level(share, scale, decades):
+    """The shading the widget's caption states: per prediction, a share of its largest;
+    log: ten levels over `decades` decades; linear: tenths."""
+    if scale == "linear":
+        return min(9, math.floor(share * 10))
+    return max(0, min(9, math.floor(10 + math.log10(share) * 10 / decades))) if share > 0 else 0
+
+
+def check_reach(got, t, row, passage, scale, decades):
+    assert got["t"] == t and got["valuenow"] == str(t)
+    top = max(row)
+    for i, (cls, g) in enumerate(got["chars"]):
+        k = t - i
+        if 0 <= k < len(row):
+            assert g == pytest.approx(row[k], rel=1e-9), (t, k, g, row[k])
+            assert cls == f"n{reach_level(row[k] / top, scale, decades)}", (t, k, cls, scale)
+        else:
+            assert g is None and cls == ("rw-next" if i == t + 1 else ""), (t, i, cls)
+    assert got["topK"] == row.index(top) and float(got["top"]) == pytest.approx(top, rel=1e-9)
+    if t + 1 < len(got["chars"]):  # the last character's next one is not on the page
+        assert f"character \u2018{passage[t]}\u2019, predicting the next, \u2018{passage[t + 1]}\u2019" \
+            in got["readout"]
+    else:
+        assert f"character \u2018{passage[t]}\u2019: " in got["readout"]
+    ks = [k for k in (0, 1, 2, 4, 8, 16, 32, 63) if k < len(row)]
+    assert [r[0] for r in got["rows"]] == ks
+    for k, k_text, char, value, _mean in got["rows"]:
+        assert k_text == str(k) and char == passage[t - k].replace(" ", "\u2423")
+        assert float(value) == pytest.approx(row[k], rel=1e-9), (t, k, value, row[k])
+
+
+REACH_TARGETS = [3, 40, 63, 100, 200, 255]
+
+
+def test_how_far_back_shows_gru_pys_compute_reach(shared, expected_reach):
+    """Pointed at, each of several characters of the passage shows, over the characters
+    before it, compute_reach's gradient norms (the number on each, and its shading at
+    the scale the page states, log then linear), and the readout's numbers; the mean
+    column is the mean of compute_reach's rows."""
+    passage, reach = expected_reach
+    t = shared("ch14-gru-lm/")
+    host = reach_widget(t)
+    figure = host.locator("figure")
+    label = host.locator('input[data-control="scale"] + label')
+    decades = int(re.search(r"log scale, (\d+) decades", label.first.inner_text()).group(1))
+    host.locator(f'[data-value="passage"] i[data-i="{REACH_TARGETS[0]}"]').hover()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle(),
+                             timeout=10_000)
+    for scale in ("log", "linear"):
+        if scale == "linear":
+            label.nth(1).click()
+        for target in REACH_TARGETS:
+            host.locator(f'[data-value="passage"] i[data-i="{target}"]').hover()
+            got = host.evaluate(REACH_JS)
+            check_reach(got, target, reach[target], passage, scale, decades)
+    means = [float(f"{np.mean([row[k] for row in reach if len(row) > k]):.3g}") for k in range(64)]
+    for k, _, _, _, mean in host.evaluate(REACH_JS)["rows"]:
+        assert float(mean) == pytest.approx(means[k], rel=1e-9), (k, mean, means[k])
+    label.nth(0).click()
+    t.check_clean()
+
+
+def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
+    """One tab stop: focused, it loads the gradients and starts at the last character;
+    the arrow keys move, the value is said in words. On a 390 px phone, a tap chooses."""
+    passage, reach = expected_reach
+    t = tab("ch14-gru-lm/")
+    host = reach_widget(t)
+    chars = host.locator('[data-value="passage"]')
+    assert chars.get_attribute("role") == "slider"
+    assert not [u for u in t.requests if u.endswith("/gru-trained.json")]  # not until used
+    t.page.add_script_tag(content=AXE_JS)  # as it waits, nothing chosen yet
+    result = t.page.evaluate(AXE_RUN_JS)
+    assert not [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
+    chars.focus()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                             arg=host.locator("figure").element_handle(), timeout=10_000)
+    last = len(passage) - 2
+    for key, at in (("ArrowLeft", last - 1), ("Home", 0), ("ArrowRight", 1), ("End", last)):
+        t.page.keyboard.press(key)
+        got = host.evaluate(REACH_JS)
+        check_reach(got, at, reach[at], passage, "log", 5)
+        k = reach[at].index(max(reach[at]))
+        assert got["said"].startswith(f"character {passage[at] if passage[at] != ' ' else 'space'}, "
+                                      f"step {at}"), got["said"]
+        assert f"{k} back " in got["said"]
+    t.check_clean()
+    phone = tab("ch14-gru-lm/", viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    host = reach_widget(phone)
+    host.locator('[data-value="passage"] i[data-i="100"]').tap()
+    phone.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                                 arg=host.locator("figure").element_handle(), timeout=10_000)
+    check_reach(host.evaluate(REACH_JS), 100, reach[100], passage, "log", 5)
+    host.locator('[data-value="passage"] i[data-i="40"]').tap()
+    check_reach(host.evaluate(REACH_JS), 40, reach[40], passage, "log", 5)
+    model, _ = model_widget(phone)  # and the text generator's characters, by touch
+    model.locator('button[data-action="run"]').tap()
+    phone.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                                 arg=model.locator("figure").element_handle())
+    model.locator('[data-value="sampled"] i[data-i="9"]').tap()
+    got = model.evaluate(DETAIL_JS)
+    assert (got["name"], got["t"]) == ("sampled", 9)
+    check_detail(got, numpy_reading(model.evaluate(TEXTS_JS)["sampled"]["text"])[9], "tap")
+    for h in (host, model):
+        assert h.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
+    assert phone.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert len([u for u in phone.requests if u.endswith("/gru-trained.json")]) == 1  # one fetch, both
+    phone.check_clean()
+
+
+SHADES_JS = """(h) => {
+  const colour = (sel) => Object.fromEntries([...document.querySelectorAll(sel)].map((i) =>
+    [i.className.split(' ')[0], getComputedStyle(i).backgroundColor]));
+  return {page: colour('.inside:not(.rw-results) > p.shaded i'),
+          model: colour('.rw-results .rw-chars i'), reach: colour('.rw-passage i')};
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_shading_is_the_static_passages_in_both_schemes(tab, theme):
+    """A level of the texts' gate shading, and of the reach, has the colour of the same
+    level in the static passage of 14.6 (site.css), in either colour scheme."""
+    t = tab("ch14-gru-lm/", color_scheme=theme)
+    host, figure = model_widget(t)
+    set_model(host, "the time traveller", 160, 1.0, 7)
+    reach = reach_widget(t)
+    reach.locator('[data-value="passage"] i[data-i="200"]').hover()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
+                             arg=reach.locator("figure").element_handle(), timeout=10_000)
+    shades = t.page.evaluate(SHADES_JS)
+    for widget in ("model", "reach"):
+        common = sorted(set(shades[widget]) & set(shades["page"]) - {"p0", "n0", "rw-next", ""})
+        assert len(common) >= 3, (widget, sorted(shades[widget]))
+        for level in common:
+            assert shades[widget][level] == shades["page"][level], (widget, level, theme)
+        assert shades[widget][common[-1]] != "rgba(0, 0, 0, 0)", (widget, "not shaded")
+    t.check_clean()
+
+
 # -- chapter 15: the experiment, one cell and lag at a time -------------------------------
 #
 # The expected values are the page's own tables (15.2's accuracy, 15.4's gradients, 15.3's
@@ -801,7 +1112,7 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
 
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
-           "ch14-gru-lm/": ("model_widget",),
+           "ch14-gru-lm/": ("model_widget", "reach_widget"),
            "ch15-memory/": ("memory_widget",)}
 
 
@@ -867,7 +1178,12 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
     if page_path == "ch14-gru-lm/":  # the text written, and a message on screen too
         t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
                                  arg=hosts[0].element_handle(), timeout=10_000)
+        hosts[0].locator('[data-value="sampled"]').press("End")  # a character's numbers shown
         hosts[0].locator('input[data-input="seed"]').fill("1.5")
+        hosts[1].locator('[data-value="passage"]').focus()  # how far back, in use
+        t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
+                                 arg=hosts[1].element_handle(), timeout=10_000)
+        hosts[1].locator('[data-value="passage"]').press("ArrowLeft")
     if page_path == "ch15-memory/":  # another cell and lag, by keyboard
         hosts[0].locator('input[data-control="model"]:checked').press("ArrowRight")
         hosts[0].locator('input[data-control="lag"]:checked').press("ArrowLeft")

@@ -169,6 +169,49 @@ def inside(ctx):
     return '<div class="inside" data-search-exclude>\n' + "\n".join(out) + "\n</div>"
 
 
+REACH_DECADES = 5  # the reach widget's log scale: ten levels over five decades
+REACH_KS = (0, 1, 2, 4, 8, 16, 32, 63)  # the distances its readout lists
+
+
+@CHAPTER.widget
+def reach_widget(ctx):
+    """How far back each prediction over the shaded passage reaches (Distill's
+    connectivity; docs/assets/widgets/reach.js), looked up in the served record of
+    --export (compute_reach), which the page loads when the reader first points at it."""
+    inside, export = ctx.record("--inside"), ctx.record("--export")
+    link, data = ctx.served("gru-trained.json")
+    if export.passage != inside.passage or len(export.reach) != len(inside.passage):
+        raise GeneratorError(f"{ctx.where}: --export's passage is not --inside's: the reach "
+                             f"shown would not be of the passage shaded above")
+    if max(REACH_KS) >= export.reach_back:
+        raise GeneratorError(f"{ctx.where}: REACH_KS goes past reach_back = {export.reach_back}")
+    return ctx.widget("reach", {
+        "title": "How far back each prediction reaches: point at a character",
+        "caption": (
+            "For the character under the pointer, step <i>t</i>: each character before it, "
+            "<i>t</i> &minus; <i>k</i>, is shaded by the norm of the gradient of the "
+            "log-probability the model gives the character after <i>t</i> (double underline) "
+            "with respect to the one-hot input <i>X</i><sub><i>t</i>&minus;<i>k</i></sub>, for "
+            f"<i>k</i> up to {export.reach_back - 1}, reading from a zero state. Each "
+            "prediction is shaded against its own largest value: on the log scale in ten levels "
+            f"of {REACH_DECADES / 10:g} decade each (darkest within a factor "
+            f"{10 ** (REACH_DECADES / 10):.1f} of the largest, white below "
+            f"10<sup>&minus;{REACH_DECADES}</sup> of it), on the linear one in tenths. "
+            "The numbers are "
+            "<code>compute_reach</code> of gru.py, its own backward steps, in the record of "
+            f'<code>python3 gru.py --export</code> (<a href="{ctx.url("code/gru-trained.json")}">'
+            "gru-trained.json</a>: <code>reach[t][k]</code>, <code>mean_reach[k]</code>)."),
+        "model": {"url": ctx.url("code/gru-trained.json"), "bytes": len(data)},
+        "passage": inside.passage,
+        "reach_back": export.reach_back,
+        "scales": [{"text": f"log scale, {REACH_DECADES} decades"},
+                   {"text": "linear, tenths of the largest"}],
+        "index": 0,
+        "decades": REACH_DECADES,
+        "ks": list(REACH_KS),
+    })
+
+
 @CHAPTER.block
 def timing(ctx):
     compare = ctx.record("--compare")

@@ -15,6 +15,10 @@
                                 width of its column (redrawn when that changes)
      kit.legend(items)          the chart's legend, as a list
      kit.live(root)             a polite live region: announce(text), after a pause
+     kit.characters(o)          a text read one character at a time: one tab stop, a
+                                visible cursor moved by arrow keys, pointer and tap
+     kit.json(url)              a served file's JSON, fetched once per page (widgets
+                                that share one file, chapter 14's two, share one fetch)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
 
    Colours come from widgets.css (the plots' palette, by Material's colour scheme);
@@ -187,6 +191,90 @@
     };
   }
 
+  // A text the reader steps through one character at a time (chapter 14's): ONE tab
+  // stop, not one per character. It is an ARIA slider over the character positions:
+  // arrow keys, Home, End, Page Up and Down move a visible cursor, and the slider's
+  // aria-valuetext (what a screen reader says as the value changes, without a second
+  // live region repeating it) is what o.onMove(i) returns. A pointer over a character,
+  // or a tap on it, moves the cursor there. A slider is a widget role, so a screen
+  // reader in browse mode hands it the arrow keys; its children are presentational,
+  // hence o.label names the text. o: label, onMove(i) -> valuetext, onUse() (called
+  // at the first focus, pointer or tap: to load what the readout needs), idle (what is
+  // said before a character is chosen).
+  // text.show(chars, at): chars [{text, cls, title}], the cursor at `at`;
+  // text.move(i); text.at().
+  function characters(o) {
+    var root = el("p", { role: "slider", tabindex: 0, "aria-label": o.label,
+                         "aria-valuemin": 0, "aria-orientation": "horizontal",
+                         "class": "rw-chars" });
+    var spans = [], at = -1, used = false;
+    function use() { if (!used) { used = true; if (o.onUse) o.onUse(); } }
+    function move(i) {
+      if (!spans.length) return;
+      i = Math.max(0, Math.min(spans.length - 1, i));
+      if (at >= 0 && spans[at]) spans[at].removeAttribute("data-at");
+      at = i;
+      spans[at].setAttribute("data-at", "");
+      root.setAttribute("aria-valuenow", at);
+      var said = o.onMove(at);
+      if (said) root.setAttribute("aria-valuetext", said);
+    }
+    function show(chars, start) {
+      root.textContent = "";
+      spans = chars.map(function (c, i) {
+        var span = el("i", { "class": c.cls || null, "data-i": i, text: c.text });  // site.css's shading
+        root.appendChild(span);
+        return span;
+      });
+      root.setAttribute("aria-valuemax", Math.max(0, spans.length - 1));
+      at = -1;
+      if (start !== null && start !== undefined) move(start);
+      else {  // a slider has a value (ARIA); none chosen yet is said so
+        root.setAttribute("aria-valuenow", 0);
+        root.setAttribute("aria-valuetext", o.idle || "no character chosen yet");
+      }
+    }
+    function target(e) {
+      var node = e.target && e.target.closest ? e.target.closest("[data-i]") : null;
+      return node && root.contains(node) ? +node.getAttribute("data-i") : null;
+    }
+    var KEYS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, PageDown: 10, PageUp: -10 };
+    root.addEventListener("keydown", function (e) {
+      var i = null;
+      if (e.key in KEYS) i = (at < 0 ? 0 : at + KEYS[e.key]);
+      else if (e.key === "Home") i = 0;
+      else if (e.key === "End") i = spans.length - 1;
+      if (i === null || e.altKey || e.ctrlKey || e.metaKey) return;
+      e.preventDefault();
+      use();
+      move(i);
+    });
+    root.addEventListener("focus", function () { use(); if (at >= 0) move(at); });  // its readout
+    root.addEventListener("pointermove", function (e) {  // a mouse or pen moved (not a redraw under it)
+      var i = target(e);
+      if (i !== null && e.pointerType !== "touch") { use(); move(i); }
+    });
+    root.addEventListener("click", function (e) {  // a tap, or a click
+      var i = target(e);
+      use();
+      if (i !== null) move(i);
+    });
+    return { root: root, show: show, move: move, at: function () { return at; },
+             refresh: function () { if (at >= 0) move(at); } };
+  }
+
+  var fetched = {};
+  function json(url) {  // once per page; a failure is forgotten, so a retry fetches again
+    if (!fetched[url]) {
+      fetched[url] = fetch(url).then(function (r) {
+        if (!r.ok) throw new Error(r.status);
+        return r.json();
+      });
+      fetched[url].catch(function () { delete fetched[url]; });
+    }
+    return fetched[url];
+  }
+
   function reducedMotion() {
     return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   }
@@ -316,7 +404,8 @@
 
   var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
               spoken: spoken, slider: slider, choice: choice, numberField: numberField, readNumber: readNumber,
-              chart: chart, legend: legend, live: live, reducedMotion: reducedMotion };
+              chart: chart, legend: legend, live: live, reducedMotion: reducedMotion,
+              characters: characters, json: json };
 
   window.RW = {
     kit: kit,

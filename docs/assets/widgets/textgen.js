@@ -6,6 +6,14 @@
    below, so that a seed here is a seed there. A browser test holds the page's text and
    probabilities equal to the script's for the same prompt, temperature and seed.
 
+   Every character of the prompt and of both continuations has its own numbers: the
+   five likeliest next characters after it (the model's distribution, softmax of the
+   logits of the step that reads it) and the mean over the units of that step's update
+   gate Z_t (d2l's H_t = Z_t * H_prev + (1 - Z_t) * H~_t), shown for the character under
+   the pointer, tapped, or under the cursor the arrow keys move (kit.characters: one tab
+   stop per text). The texts are shaded by that mean, in the ten levels of the static
+   passage of section 14.6 (site.css's .inside .shaded, p0 .. p9).
+
    The weights (gru-trained.json, about 250 KB) load when the reader first uses a
    control, not with the widget: until then the widget shows what it will do.
 
@@ -78,17 +86,19 @@ RW.define("textgen", function (figure, d, kit) {
   function sigmoid(a) { return 0.5 * (1 + Math.tanh(0.5 * a)); }  // gru.py's form
   function times(H, W, j) { var s = 0; for (var i = 0; i < H.length; i++) s += H[i] * W[i][j]; return s; }
 
-  function step(H, x) {  // gru_step: Z, R, the candidate, the new state
-    var h = model.h, Z = [], R = [], RH = [], out = [], j;
+  function step(H, x) {  // gru_step: Z, R, the candidate, the new state; and mean(Z)
+    var h = model.h, Z = [], R = [], RH = [], out = [], j, zSum = 0;
     for (j = 0; j < h; j++) {
       Z.push(sigmoid(model.table[0][x][j] + times(H, model.W_hz, j)));
       R.push(sigmoid(model.table[1][x][j] + times(H, model.W_hr, j)));
       RH.push(R[j] * H[j]);
+      zSum += Z[j];
     }
     for (j = 0; j < h; j++) {
       var Ht = Math.tanh(model.table[2][x][j] + times(RH, model.W_hh, j));
       out.push(Z[j] * H[j] + (1 - Z[j]) * Ht);
     }
+    out.zMean = zSum / h;  // the mean update gate of this step, as --inside averages it
     return out;
   }
 
@@ -100,25 +110,44 @@ RW.define("textgen", function (figure, d, kit) {
 
   function ids(text) { return text.split("").map(function (c) { var i = vocab.indexOf(c); return i < 0 ? unk : i; }); }
 
-  // predict(params, 'gru', prefix, n, temperature, default_rng(seed)): the prefix and n
-  // characters, greedy when temperature is null; and the distribution after the prefix.
-  function predict(prefix, n, temperature, seed) {
-    var got = ids(prefix), H = [], k, first = null;
+  // Reading a text character by character: after step t (which reads character t), the
+  // state, the logits of the next character and the mean of Z_t. One record per
+  // character, so that every character of what the page shows has its own.
+  function read(H, x, steps) {
+    var next = step(H, x);
+    steps.push({ logits: logits(next), z: next.zMean });
+    return next;
+  }
+
+  function prompted(prefix) {  // the prompt read from a zero state: its steps, and the state
+    var got = ids(prefix), H = [], steps = [], k;
     for (k = 0; k < model.h; k++) H.push(0);
-    for (k = 0; k < got.length - 1; k++) H = step(H, got[k]);
+    for (k = 0; k < got.length; k++) H = read(H, got[k], steps);
+    return { ids: got, H: H, steps: steps };
+  }
+
+  // predict(params, 'gru', prefix, n, temperature, default_rng(seed)): the prefix and n
+  // characters, greedy when temperature is null. predict() steps on the prompt, then on
+  // each character it writes, and draws the next from each step's logits: the same
+  // steps as here, which also read the last character written (its own next-character
+  // distribution, which predict() never needs). steps[t]: character t's record.
+  function predict(start, n, temperature, seed) {
+    var got = start.ids.slice(), H = start.H, steps = start.steps.slice(), k, v;
     var random = temperature === null ? null : defaultRng(seed);
     for (k = 0; k < n; k++) {
-      H = step(H, got[got.length - 1]);
-      var L = logits(H), top = Math.max.apply(null, L), v;
-      if (first === null) first = L;
-      if (temperature === null) { got.push(L.indexOf(top)); continue; }  // argmax: the first largest
-      var cumulative = [], sum = 0;
-      for (v = 0; v < L.length; v++) { sum += v === unk ? 0 : Math.exp((L[v] - top) / temperature); cumulative.push(sum); }
-      var u = random() * sum, at = 0;  // searchsorted(cumulative, u, side='right')
-      while (at < cumulative.length && cumulative[at] <= u) at++;
-      got.push(Math.min(at, L.length - 1));
+      var L = steps[steps.length - 1].logits, top = Math.max.apply(null, L);
+      if (temperature === null) got.push(L.indexOf(top));  // argmax: the first largest
+      else {
+        var cumulative = [], sum = 0;
+        for (v = 0; v < L.length; v++) { sum += v === unk ? 0 : Math.exp((L[v] - top) / temperature); cumulative.push(sum); }
+        var u = random() * sum, at = 0;  // searchsorted(cumulative, u, side='right')
+        while (at < cumulative.length && cumulative[at] <= u) at++;
+        got.push(Math.min(at, L.length - 1));
+      }
+      H = read(H, got[got.length - 1], steps);
     }
-    return { text: got.map(function (i) { return vocab[i]; }).join(""), logits: first };
+    var tokens = got.map(function (i) { return vocab[i]; });
+    return { text: tokens.join(""), tokens: tokens, steps: steps };
   }
 
   function distribution(L) {  // softmax, as log_softmax computes it
@@ -156,43 +185,81 @@ RW.define("textgen", function (figure, d, kit) {
   var run = el("button", { type: "button", "data-action": "run",
                            text: "Run the model (loads " + Math.round(d.model.bytes / 1000) + " KB)" });
 
-  var greedyOut = el("p", { "class": "rw-text" });
-  var sampledOut = el("p", { "class": "rw-text" });
-  var topList = el("ol", { "class": "rw-top" });
+  var topList = el("ol", { "class": "rw-top" }), texts = {};
+  var detailLabel = el("p", { "class": "rw-label", "data-value": "detail-label" });
+  var zOut = el("span", { "class": "rw-zbox", "data-value": "z" });
+  var greedyView = textView("greedy", "greedy text: arrow keys move through its characters");
+  var sampledView = textView("sampled", "drawn text: arrow keys move through its characters");
   var python = el("pre", { "class": "rw-python", tabindex: 0 });  // scrolls on a phone: by keys too
-  var results = el("div", { "class": "rw-results", hidden: true }, [
-    el("p", { "class": "rw-label", text: "Greedy (the likeliest character each time):" }), greedyOut,
-    el("p", { "class": "rw-label", "data-value": "sampled-label" }), sampledOut,
-    el("p", { "class": "rw-label", text: "After the prompt, the " + d.top + " likeliest next characters:" }), topList,
+  var results = el("div", { "class": "rw-results inside", hidden: true }, [
+    el("p", { "class": "rw-label", text: "Greedy (the likeliest character each time):" }), greedyView.root,
+    el("p", { "class": "rw-label", "data-value": "sampled-label" }), sampledView.root,
+    el("p", { "class": "rw-hint", text: "Shaded by the mean update gate Z of the step that reads each " +
+              "character (white near 0: the units take the candidate; orange near 1: they keep their " +
+              "state), as the passage of 14.6 is; underlined: what the model wrote. Point at or tap a " +
+              "character, or tab to a text and use the arrow keys, for its numbers here:" }),
+    detailLabel, topList,
+    el("p", { "class": "rw-readout rw-z" }, ["mean update gate at that step, the mean over the units of Z",
+              el("sub", { text: "t" }), ": ", zOut]),
     el("p", { "class": "rw-label", text: "The same in Python, with the lines of the code page that load the model:" }),
     python
   ]);
   var status = el("p", { "class": "rw-status", text: "The model's weights load when you first use a control." });
   var announce;
 
-  function shownText(node, name, full, prefix) {  // the prompt plain, what the model wrote marked
-    node.textContent = "";
-    node.setAttribute("data-value", name);
-    node.setAttribute("data-text", full);
-    node.append(el("span", { "class": "rw-typed", text: "\u201c" + prefix }),
-                el("mark", { "class": "rw-written", text: full.slice(prefix.length) }),
-                el("span", { "class": "rw-typed", text: "\u201d" }));
+  function charName(c) { return c === " " ? "space" : c === "<unk>" ? "unknown" : c; }
+  function quoted(c) { return "\u2018" + (c === "<unk>" ? "<unk>" : c) + "\u2019"; }
+
+  // The ten levels of the static passage of section 14.6 (ch14_gru_lm.py's `inside`):
+  // the tenth of the mean update gate, rounded to 4 decimals as --inside prints it.
+  function level(z) { return Math.min(9, Math.floor(Math.round(z * 1e4) / 1e4 * 10)); }
+
+  function ranked(P) {
+    return P.map(function (p, i) { return i; }).sort(function (a, b) { return P[b] - P[a] || a - b; });
   }
 
-  function charName(c) { return c === " " ? "space" : c === "<unk>" ? "unknown" : c; }
+  // One text (greedy or drawn): every character shaded by the mean update gate of the
+  // step that reads it, the characters the model wrote underlined; a cursor on one.
+  function textView(name, label) {
+    var view = { name: name, text: "", steps: [], prefix: 0 };
+    view.chars = kit.characters({
+      label: label,
+      onMove: function (t) { return detail(view, t); }
+    });
+    view.chars.root.classList.add("rw-text", "shaded");
+    view.chars.root.setAttribute("data-value", name);
+    view.root = view.chars.root;
+    texts[name] = view;
+    return view;
+  }
 
-  function render() {
-    var prefix = good.prefix, n = length.value(), t = temperature.value();
-    var greedy = predict(prefix, n, null, 0);
-    var sampled = predict(prefix, n, t, goodSeed);
-    shownText(greedyOut, "greedy", greedy.text, prefix);
-    shownText(sampledOut, "sampled", sampled.text, prefix);
-    results.querySelector('[data-value="sampled-label"]').textContent =
-      "Drawn at temperature " + fmt.fixed(t, 2) + ", seed " + goodSeed + ":";
-    var P = distribution(greedy.logits);
-    var order = P.map(function (p, i) { return i; }).sort(function (a, b) { return P[b] - P[a] || a - b; });
+  function showText(view, written, prefix) {
+    var full = written.text, steps = written.steps;
+    view.text = written.tokens;
+    view.steps = steps;
+    view.prefix = prefix.length;
+    view.chars.root.setAttribute("data-text", full);
+    view.chars.show(written.tokens.map(function (c, t) {
+      return { text: c, cls: "p" + level(steps[t].z) + (t >= prefix.length ? " rw-w" : "") };
+    }), null);
+  }
+
+  // What the readout shows for character t of a text: the five likeliest next
+  // characters (the model's own distribution, softmax of the logits, before any
+  // temperature) and the mean update gate; returns what a screen reader says.
+  function detail(view, t) {
+    var c = view.text[t], P = distribution(view.steps[t].logits), z = view.steps[t].z;
+    var order = ranked(P).slice(0, d.top), where = t < view.prefix ? "typed" : "written";
+    Object.keys(texts).forEach(function (name) {  // the cursor shown in the text read out only
+      texts[name].chars.root.classList.toggle("rw-current", name === view.name);
+    });
+    detailLabel.textContent = (view.name === "greedy" ? "Greedy text" : "Drawn text") +
+      ", character " + quoted(c) + " at step t = " + t + " (" + where + "): the " + d.top +
+      " likeliest next characters";
+    detailLabel.setAttribute("data-t", t);
+    detailLabel.setAttribute("data-text-name", view.name);
     topList.textContent = "";
-    order.slice(0, d.top).forEach(function (i) {
+    order.forEach(function (i) {
       topList.appendChild(el("li", { "data-char": vocab[i], "data-p": String(P[i]) }, [
         el("span", { "class": "rw-char", text: vocab[i] === " " ? "\u2423" : vocab[i],
                      "aria-label": charName(vocab[i]) }),
@@ -200,6 +267,25 @@ RW.define("textgen", function (figure, d, kit) {
         el("span", { "class": "rw-bar", style: "width:" + (P[i] * 10).toFixed(2) + "em", "aria-hidden": "true" })
       ]));
     });
+    zOut.textContent = fmt.fixed(z, 4);
+    zOut.setAttribute("data-z", String(z));
+    zOut.style.setProperty("--level", level(z));
+    return "character " + charName(c) + ", step " + t + ", " + where + ": next " +
+      order.map(function (i) { return charName(vocab[i]) + " " + fmt.fixed(P[i], 2); }).join(", ") +
+      "; mean update gate " + fmt.fixed(z, 2);
+  }
+
+  function render() {
+    var prefix = good.prefix, n = length.value(), t = temperature.value();
+    var start = prompted(prefix);
+    var greedy = predict(start, n, null, 0);
+    var sampled = predict(start, n, t, goodSeed);
+    showText(texts.greedy, greedy, prefix);
+    showText(texts.sampled, sampled, prefix);
+    results.querySelector('[data-value="sampled-label"]').textContent =
+      "Drawn at temperature " + fmt.fixed(t, 2) + ", seed " + goodSeed + ":";
+    texts.sampled.chars.move(prefix.length - 1);
+    texts.greedy.chars.move(prefix.length - 1);  // the readout: after the prompt, as it starts
     var q = JSON.stringify(prefix);
     python.textContent = "print(gru.predict(params, 'gru', " + q + ", " + n + "))\n" +
       "print(gru.predict(params, 'gru', " + q + ", " + n + ", " + fmt.fixed(t, 2) +
@@ -230,10 +316,7 @@ RW.define("textgen", function (figure, d, kit) {
     if (!loading) {
       status.textContent = "Loading the model\u2026";
       figure.setAttribute("data-model", "loading");
-      loading = fetch(d.model.url).then(function (r) {
-        if (!r.ok) throw new Error(r.status);
-        return r.json();
-      }).then(function (m) {
+      loading = kit.json(d.model.url).then(function (m) {
         setModel(m);
         status.textContent = "";
         status.hidden = true;
