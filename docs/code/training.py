@@ -1483,15 +1483,15 @@ def report_clip(args, out):
 def report_truncation(args, out):
     lag = TRUNCATION_LAG if args.lag is None else args.lag
     ks = truncation_ks(lag)
-    start = time.perf_counter()
+    start = time.process_time()
     accuracy = compute_truncation(lag, ks)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     out.text(f"Chapter 15's recall task at lag {lag} ({lag + 1} steps), its setting (Adam, "
              f"{TRUNCATION_STEPS:,} steps of {RECALL_BATCH}, {len(SEEDS)} seeds), the backward "
              f"pass truncated to the last k steps: test accuracy, mean (lowest-highest), and "
              f"the seeds that learned (at least {LEARNED}).")
     out.table("truncation", format_truncation_table(ks, accuracy, lag))
-    out.text(f"time: {seconds:.1f} s")
+    out.text(f"time: {seconds:.1f} s of CPU")
     return TruncationRecord(lag, ks, list(accuracy), accuracy,
                             {m: [float(np.mean(a)) for a in v] for m, v in accuracy.items()},
                             {m: [learned(a) for a in v] for m, v in accuracy.items()},
@@ -1500,9 +1500,9 @@ def report_truncation(args, out):
 
 def report_text(args, out):
     updates = TEXT_UPDATES if args.updates is None else args.updates
-    start = time.perf_counter()
+    start = time.process_time()
     runs = compute_text(updates)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     names = [text_setting_name(*s) for s in TEXT_SETTINGS]
     out.text(f"An LSTM language model ({TEXT_HIDDEN} units) on The Time Machine: the first "
              f"{TEXT_TRAIN:,} characters train, the next {TEXT_VAL:,} validate. {updates:,} "
@@ -1513,7 +1513,7 @@ def report_text(args, out):
     out.text("Validation perplexity, the text read through with the state carried, then "
              "in windows from a zero state:")
     out.table("text", format_text_table(names, runs, checkpoints))
-    out.text(f"time: {seconds:.1f} s")
+    out.text(f"time: {seconds:.1f} s of CPU")
     mean = {n: float(np.mean([r.perplexity for r in runs if r.setting == n])) for n in names}
     mean_w = {n: float(np.mean([r.perplexity_windows for r in runs if r.setting == n]))
               for n in names}
@@ -1529,16 +1529,16 @@ def report_init(args, out):
     if steps * sum(lag + 1 for lag in lags) > INIT_MAX_WORK:
         raise Refused(f"--steps {steps} at lags {', '.join(map(str, lags))} would take over ten "
                       f"minutes: keep steps x the sum of (lag + 1) under {INIT_MAX_WORK:,}")
-    start = time.perf_counter()
+    start = time.process_time()
     runs = compute_init(lags, steps=steps)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     models = list(INIT_MODELS)
     out.text(f"The plain RNN on chapter 15's recall task, its setting and seeds ({steps:,} "
              f"steps), three starts: chapter 15's (random U, tanh), U = I with ReLU (Le, Jaitly "
              f"and Hinton, 2015), an orthogonal U with tanh. Test accuracy, mean (lowest-highest); "
              f"the gradient's factor per step, (g_1 / g_T)^(1/lag), median over the seeds.")
     out.table("init", format_init_table(runs))
-    out.text(f"time: {seconds:.1f} s")
+    out.text(f"time: {seconds:.1f} s of CPU")
     mean = {m: [float(np.mean(r.accuracy)) for r in runs if r.model == m] for m in models}
     count = {m: [learned(r.accuracy) for r in runs if r.model == m] for m in models}
     by = {(r.model, r.lag): r for r in runs}
@@ -1560,9 +1560,9 @@ def report_adding(args, out):
         raise Refused(f"--length {T} with --sequences {budget:,} would take over an hour: keep "
                       f"T x sequences under {ADDING_MAX_WORK:,}")
     name = f"LSTM b_i={b_i:g}" if cell == "lstm" else "GRU"
-    start = time.perf_counter()
+    start = time.process_time()
     runs = compute_adding(cell, b_i, T, budget)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     chance = adding_chance(T)
     out.text(f"The adding problem at T = {T} as Hochreiter and Schmidhuber (1997) set it, and "
              f"this script's setting:")
@@ -1570,7 +1570,7 @@ def report_adding(args, out):
     out.text(f"The {name}, {len(ADDING_SEEDS)} seeds. Predicting the mean target, 0.5, every "
              f"time scores a mean squared error of {chance:.4f}.")
     out.table("adding", format_adding_table(runs, budget))
-    out.text(f"time: {seconds:.1f} s")
+    out.text(f"time: {seconds:.1f} s of CPU")
     return AddingRecord(T, budget, name, cell, float(b_i) if cell == "lstm" else 0.0,
                         ADDING_HIDDEN, ADDING_BATCH, runs, [r.solved_after for r in runs], chance,
                         74_000, ADDING_TEST, CURVE_EVERY * ADDING_BATCH, seconds)
