@@ -30,6 +30,19 @@ Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
              string to reverse), --corpus PATH (--stacked, --layers, --leak,
              --tagging: another text than timemachine.txt)
 
+How the file reads, top to bottom:
+
+    the model        the settings and the data; the GRU layer, forward over a
+                     sequence and back through time; layers on top (stacked,
+                     both directions, a softmax at every step); the
+                     encoder-decoder with attention, and greedy decoding; Adam
+                     and the training loops, each model trained once per run
+    the experiments  their settings; the encoder-decoder tested; linear probes;
+                     chapter 15's recall task read out by attention; the
+                     gradient check
+    what the site prints   one format_* per table, one report_* per flag
+    the harness      printing and the command line, the same in every script
+
 Every model is trained for several seeds side by side: every array has a
 leading model axis M, as in memory.py. Training is float32 on one BLAS thread;
 the same command prints the same output, run after run, except the lines that
@@ -58,9 +71,11 @@ except ImportError:  # main() says how to install it; importing stays possible
 class Refused(Exception):
     """An input the script cannot use: main() says why in one line, exit status 1."""
 
-# ---------------------------------------------------------------------------
-# Settings
-# ---------------------------------------------------------------------------
+
+# ===========================================================================
+# The model: the data, the GRU layer, layers on top (stacked, both directions),
+# the encoder-decoder with attention, training
+# ===========================================================================
 
 SEEDS = (0, 1, 2)  # every experiment: three models side by side, one per seed
 LR = 0.01  # Adam's learning rate, every model
@@ -71,17 +86,8 @@ CORPUS = Path(__file__).with_name("timemachine.txt")
 VOCAB = [" ", "<unk>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]  # d2l's 28 tokens
 NUM_STEPS, NUM_TRAIN, NUM_VAL = 32, 10_000, 5_000  # window length; training, validation windows
 LM_BATCH = 32  # windows per training step
-LM_STEPS = 300  # the budget, the same for every model of --stacked
 LM_EVERY = 50  # steps between two points of a learning curve
 LM_CURVE_VAL = 500  # validation windows of the curve's points (all of them at the end)
-STACKS = (  # name, hidden sizes of the layers from the bottom
-    ("1 layer, h = 32", (32,)),
-    ("2 layers, h = 22", (22, 22)),  # about the parameters of one layer of 32
-    ("2 layers, h = 32", (32, 32)),  # the width of one layer of 32
-)
-BI_HIDDEN = 16  # units per direction of the bidirectional GRU (32 in all)
-LEAK_STEPS = 150  # its budget as a language model
-TAG_STEPS = 150  # the budget of both taggers
 
 # Reversing strings (the encoder-decoder)
 SYMBOLS = "abcdefghij"  # K symbols; the decoder also reads a start token
@@ -89,25 +95,7 @@ K = len(SYMBOLS)
 BOS = K  # the start token's id in the decoder's vocabulary
 MAX_LEN = 12  # training strings have 1 to MAX_LEN symbols
 S2S_HIDDEN, S2S_BATCH, S2S_STEPS = 32, 64, 1000
-S2S_TEST = 200  # fixed test strings per length
-SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test string of each
-EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
 
-# Chapter 15's recall task: its sequences exactly as memory.py makes them
-R_K, R_D = 4, 4  # symbols to remember, distractor symbols
-R_QUERY, R_V = R_K + R_D, R_K + R_D + 1  # the query's token id; the vocabulary's size
-R_DATA_KEY, R_TEST_KEY = 16, 17  # memory.py's seed-sequence prefixes for training and test
-R_SEEDS = SEEDS  # three of memory.py's four seeds
-R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
-R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
-
-MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
-MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
-
-
-# ---------------------------------------------------------------------------
-# The data
-# ---------------------------------------------------------------------------
 
 def read_corpus(path=CORPUS):
     """d2l's preprocessing: every run of non-letters becomes one space, lower case; then
@@ -146,32 +134,12 @@ def reversal_batch(rng, models, n, length):
     return source, source[::-1]
 
 
-def recall_sequences(rng, n, lag):
-    """memory.py's make_sequences: n sequences of lag + 1 tokens, (n, lag + 1), and their
-    answers, (n,): one of R_K symbols, lag - 1 distractors, the query."""
-    first = rng.integers(0, R_K, n)
-    X = np.empty((n, lag + 1), dtype=np.intp)
-    X[:, 0] = first
-    X[:, 1:lag] = rng.integers(R_K, R_K + R_D, (n, lag - 1))
-    X[:, lag] = R_QUERY
-    return X, first
-
-
-def recall_batch(rngs, n, lag):
-    """One batch per seed from each seed's generator, as memory.py's seeds_sequences
-    makes them: tokens (lag + 1, seeds, n) time-major and answers (seeds, n)."""
-    batches = [recall_sequences(rng, n, lag) for rng in rngs]
-    X = np.stack([x for x, _ in batches], axis=1).transpose(2, 1, 0)
-    return np.ascontiguousarray(X), np.stack([y for _, y in batches])
-
-
 def one_hot(ids, n, dtype="float32"):
     return np.eye(n, dtype=dtype)[ids]
 
 
-# ---------------------------------------------------------------------------
-# The GRU layer, batched over models
-# ---------------------------------------------------------------------------
+# -------------------------------------------------------------- the GRU layer, batched over models
+
 # Every array has a leading model axis M (after the time axis): X is (T, M, B, d),
 # T steps of a batch of B sequences for each of M models. A layer's parameters
 # hold its three gates side by side, in the order [z | r | h~] (as nanoGPT keeps
@@ -263,9 +231,8 @@ def gru_backward(p, cache, dHs):
     return grads, dA @ p["W_x"].swapaxes(-1, -2), dH
 
 
-# ---------------------------------------------------------------------------
-# Layers on top: several layers, both directions, a softmax at every step
-# ---------------------------------------------------------------------------
+# --------------------------------------------------------- layers on top: stacked, both directions
+
 # A sequence labeller reads X and gives a distribution at every step: the language
 # model (the label is the next character) and the tagger (the label is 0 or 1).
 # model = {"layers": [{"fwd": p} or {"fwd": p, "bwd": p}, ...], "out": dense}
@@ -337,9 +304,8 @@ def labeller_loss(model, X, Y, need_grads=True):
     return loss, accuracy, P, grads
 
 
-# ---------------------------------------------------------------------------
-# The encoder-decoder, and attention
-# ---------------------------------------------------------------------------
+# -------------------------------------------------------------- the encoder-decoder, and attention
+
 # The encoder reads the source x_1 .. x_n: states h_1 .. h_n. The decoder starts from
 # s_0 = h_n and reads the previous output token (the start token first): states
 # s_1 .. s_n. At every output step j a context c_j joins s_j:
@@ -456,35 +422,7 @@ def decode(model, source, attention, target=None):
     return np.stack(outputs), np.stack(weights, axis=2)  # weights (M, B, n, n)
 
 
-# Chapter 15's recall task, read out by attention: the query state h_T attends over
-# every state h_1 .. h_T; without attention the context is h_T itself.
-
-def recall_params(seed, hidden=R_HIDDEN):
-    rng = np.random.default_rng([19, seed])
-    return {"enc": gru_params(rng, R_V, hidden), "mix": dense_params(rng, 2 * hidden, hidden),
-            "out": dense_params(rng, hidden, R_K)}
-
-
-def recall_loss(model, X, Y, attention, need_grads=True):
-    """X (T, M, B) token ids, Y (M, B) answers. Loss and accuracy per model, gradients."""
-    zero = np.zeros(X.shape[1:] + (model["enc"]["W_h"].shape[-2],), model["enc"]["W_h"].dtype)
-    Hs, cache_e = gru_forward(model["enc"], one_hot(X, R_V, zero.dtype), zero)
-    q, E = Hs[-1][:, :, None], Hs[1:].transpose(1, 2, 0, 3)  # the query (M, B, 1, h)
-    P, a, cache_r = readout(model, q, E, attention)
-    loss, dZ = cross_entropy(P, Y[:, :, None])
-    accuracy = (P[:, :, 0].argmax(axis=-1) == Y).mean(axis=1)
-    if not need_grads:
-        return loss, accuracy, None
-    g, dq, dE = readout_backward(model, cache_r, dZ, attention)
-    dHs = dE.transpose(2, 0, 1, 3).copy()
-    dHs[-1] += dq[:, :, 0]
-    g["enc"], _, _ = gru_backward(model["enc"], cache_e, dHs)
-    return loss, accuracy, g
-
-
-# ---------------------------------------------------------------------------
-# Training: Adam, every model side by side
-# ---------------------------------------------------------------------------
+# -------------------------------------------------------- training: Adam, every model side by side
 
 def leaves(tree):
     """The arrays of a nested dict (or list) of parameters, in a fixed order."""
@@ -520,23 +458,6 @@ class Adam:
             v += (1 - self.b2) * g * g
             p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
 
-
-_TRAINED = {}  # what a training run returns, by its settings: each is trained once per run
-
-
-def memoised(key, train):
-    if key not in _TRAINED:
-        start = time.process_time()
-        _TRAINED[key] = (train(), time.process_time() - start)
-    return _TRAINED[key]
-
-
-def count_params(model):
-    """Parameters of one of the models side by side."""
-    return int(sum(p[0].size for p in leaves(model)))
-
-
-# The labellers on The Time Machine: the language model and the tagger
 
 def labels(task, w):
     """Inputs and labels of windows w (n, 33): the language model's label is the next
@@ -607,13 +528,6 @@ def train_labeller(ids, name, task, hidden, bidirectional, steps, seeds=SEEDS):
                               steps, curve_steps, curve, loss, acc, seconds)
 
 
-# The encoder-decoder on reversal
-
-def reversal_test(length, n=S2S_TEST):
-    """The fixed test strings of one length, the same for every model: (length, n)."""
-    return np.random.default_rng([21, length]).integers(0, K, (length, n))
-
-
 def with_and_without(seeds):
     """The models side by side: for each seed one without attention, then one with.
     The (M,) booleans that say which attend."""
@@ -644,6 +558,50 @@ def train_seq2seq(steps, seeds=SEEDS):
     return memoised(("seq2seq", steps, tuple(seeds)), train)
 
 
+# --------------------------------------------------- each model trained once per run, and its size
+
+_TRAINED = {}  # what a training run returns, by its settings: each is trained once per run
+
+
+def memoised(key, train):
+    if key not in _TRAINED:
+        start = time.process_time()
+        _TRAINED[key] = (train(), time.process_time() - start)
+    return _TRAINED[key]
+
+
+def count_params(model):
+    """Parameters of one of the models side by side."""
+    return int(sum(p[0].size for p in leaves(model)))
+
+
+# ===========================================================================
+# The experiments: the settings of those that need no code beyond training, then
+# what the others measure
+# ===========================================================================
+
+LM_STEPS = 300  # the budget, the same for every model of --stacked
+STACKS = (  # name, hidden sizes of the layers from the bottom
+    ("1 layer, h = 32", (32,)),
+    ("2 layers, h = 22", (22, 22)),  # about the parameters of one layer of 32
+    ("2 layers, h = 32", (32, 32)),  # the width of one layer of 32
+)
+BI_HIDDEN = 16  # units per direction of the bidirectional GRU (32 in all)
+LEAK_STEPS = 150  # its budget as a language model
+TAG_STEPS = 150  # the budget of both taggers
+S2S_TEST = 200  # fixed test strings per length
+SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test string of each
+EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
+MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
+
+
+# ----------------------------------------------------- the encoder-decoder tested on fixed strings
+
+def reversal_test(length, n=S2S_TEST):
+    """The fixed test strings of one length, the same for every model: (length, n)."""
+    return np.random.default_rng([21, length]).integers(0, K, (length, n))
+
+
 def test_seq2seq(model, length, teacher_forcing=False):
     """On the fixed test strings of one length: per model, the share of strings reversed
     without an error, the share of symbols right, the outputs and the weights."""
@@ -657,32 +615,7 @@ def test_seq2seq(model, length, teacher_forcing=False):
     return right.all(axis=0).mean(axis=-1), right.mean(axis=(0, 2)), output, weights
 
 
-# Chapter 15's recall task
-
-def train_recall(lag, steps, seeds=R_SEEDS):
-    """The GRU with a readout, on memory.py's training streams and test set for `lag`:
-    for each seed one model without attention and one with, side by side. Test accuracy
-    per model (memoised)."""
-    def train():
-        model = stack_models([recall_params(s) for s in seeds] * 2)
-        attention = with_and_without(seeds)
-        adam = Adam(model)
-        data = [np.random.default_rng([R_DATA_KEY, s, lag]) for s in seeds]
-        for step in range(steps):
-            X, Y = recall_batch(data, R_BATCH, lag)
-            _, _, grads = recall_loss(model, twice(X), twice(Y, 0), attention)
-            adam.step(grads)
-        test = [np.random.default_rng([R_TEST_KEY, s, lag]) for s in seeds]
-        X, Y = recall_batch(test, R_TEST, lag)
-        _, accuracy, _ = recall_loss(model, twice(X), twice(Y, 0), attention, need_grads=False)
-        return accuracy.tolist()
-
-    return memoised(("recall", lag, steps, tuple(seeds)), train)
-
-
-# ---------------------------------------------------------------------------
-# What a layer's state holds: linear probes
-# ---------------------------------------------------------------------------
+# ------------------------------------------------------- what a layer's state holds: linear probes
 
 PROBE_WINDOWS = 500  # windows whose states fit each probe, and as many that test it
 PROBES = ("the character just read", "the one before it", "the next one, to be predicted",
@@ -743,9 +676,83 @@ def compute_probes(ids, models):
     return columns, accuracy, majority
 
 
-# ---------------------------------------------------------------------------
-# Gradient check
-# ---------------------------------------------------------------------------
+# ------------------------------------------------- chapter 15's recall task, read out by attention
+
+# Its sequences exactly as memory.py makes them. The query state h_T attends over
+# every state h_1 .. h_T; without attention the context is h_T itself.
+R_K, R_D = 4, 4  # symbols to remember, distractor symbols
+R_QUERY, R_V = R_K + R_D, R_K + R_D + 1  # the query's token id; the vocabulary's size
+R_DATA_KEY, R_TEST_KEY = 16, 17  # memory.py's seed-sequence prefixes for training and test
+R_SEEDS = SEEDS  # three of memory.py's four seeds
+R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
+R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
+MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
+
+
+def recall_sequences(rng, n, lag):
+    """memory.py's make_sequences: n sequences of lag + 1 tokens, (n, lag + 1), and their
+    answers, (n,): one of R_K symbols, lag - 1 distractors, the query."""
+    first = rng.integers(0, R_K, n)
+    X = np.empty((n, lag + 1), dtype=np.intp)
+    X[:, 0] = first
+    X[:, 1:lag] = rng.integers(R_K, R_K + R_D, (n, lag - 1))
+    X[:, lag] = R_QUERY
+    return X, first
+
+
+def recall_batch(rngs, n, lag):
+    """One batch per seed from each seed's generator, as memory.py's seeds_sequences
+    makes them: tokens (lag + 1, seeds, n) time-major and answers (seeds, n)."""
+    batches = [recall_sequences(rng, n, lag) for rng in rngs]
+    X = np.stack([x for x, _ in batches], axis=1).transpose(2, 1, 0)
+    return np.ascontiguousarray(X), np.stack([y for _, y in batches])
+
+
+def recall_params(seed, hidden=R_HIDDEN):
+    rng = np.random.default_rng([19, seed])
+    return {"enc": gru_params(rng, R_V, hidden), "mix": dense_params(rng, 2 * hidden, hidden),
+            "out": dense_params(rng, hidden, R_K)}
+
+
+def recall_loss(model, X, Y, attention, need_grads=True):
+    """X (T, M, B) token ids, Y (M, B) answers. Loss and accuracy per model, gradients."""
+    zero = np.zeros(X.shape[1:] + (model["enc"]["W_h"].shape[-2],), model["enc"]["W_h"].dtype)
+    Hs, cache_e = gru_forward(model["enc"], one_hot(X, R_V, zero.dtype), zero)
+    q, E = Hs[-1][:, :, None], Hs[1:].transpose(1, 2, 0, 3)  # the query (M, B, 1, h)
+    P, a, cache_r = readout(model, q, E, attention)
+    loss, dZ = cross_entropy(P, Y[:, :, None])
+    accuracy = (P[:, :, 0].argmax(axis=-1) == Y).mean(axis=1)
+    if not need_grads:
+        return loss, accuracy, None
+    g, dq, dE = readout_backward(model, cache_r, dZ, attention)
+    dHs = dE.transpose(2, 0, 1, 3).copy()
+    dHs[-1] += dq[:, :, 0]
+    g["enc"], _, _ = gru_backward(model["enc"], cache_e, dHs)
+    return loss, accuracy, g
+
+
+def train_recall(lag, steps, seeds=R_SEEDS):
+    """The GRU with a readout, on memory.py's training streams and test set for `lag`:
+    for each seed one model without attention and one with, side by side. Test accuracy
+    per model (memoised)."""
+    def train():
+        model = stack_models([recall_params(s) for s in seeds] * 2)
+        attention = with_and_without(seeds)
+        adam = Adam(model)
+        data = [np.random.default_rng([R_DATA_KEY, s, lag]) for s in seeds]
+        for step in range(steps):
+            X, Y = recall_batch(data, R_BATCH, lag)
+            _, _, grads = recall_loss(model, twice(X), twice(Y, 0), attention)
+            adam.step(grads)
+        test = [np.random.default_rng([R_TEST_KEY, s, lag]) for s in seeds]
+        X, Y = recall_batch(test, R_TEST, lag)
+        _, accuracy, _ = recall_loss(model, twice(X), twice(Y, 0), attention, need_grads=False)
+        return accuracy.tolist()
+
+    return memoised(("recall", lag, steps, tuple(seeds)), train)
+
+
+# ----------------------------------------- every hand-written gradient against central differences
 
 GRADCHECK = dict(steps=4, batch=3, hidden=3, vocab=6, eps=1e-5)  # a small float64 problem
 
@@ -943,9 +950,7 @@ def format_gradcheck_summary(rows):
                         "lrrr")
 
 
-# ---------------------------------------------------------------------------
-# The reports, one per flag
-# ---------------------------------------------------------------------------
+# ----------------------------------------------------------------------- the reports, one per flag
 
 @dataclass
 class StackedRecord:
