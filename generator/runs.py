@@ -226,7 +226,8 @@ def _compute(module, name, argv, cmd):
     except (TypeError, ValueError, AttributeError) as exc:
         raise GeneratorError(f"{where}: `{cmd}` returned records that are not dataclasses of "
                              f"plain values ({exc})") from None
-    # as JSON gives them back, so that a fresh run and a cached one look alike
-    plain = json.loads(json.dumps(plain))
-    return {"text": buf.getvalue(), "tables": dict(printer.tables), "records": plain,
-            "seconds": seconds}
+    # as the run cache gives them back (JSON, keys sorted), so that a fresh run and a
+    # cached one are alike to the order of their keys: what is written from them is too
+    value = {"text": buf.getvalue(), "tables": dict(printer.tables), "records": plain,
+             "seconds": seconds}
+    return json.loads(json.dumps(value, sort_keys=True))

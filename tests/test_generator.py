@@ -229,3 +229,23 @@ def test_plain_mkdocs_build_on_a_fresh_clone(tmp_path):
     reference = copy_project(tmp_path / "reference")
     assert build(reference).returncode == 0
     assert tree_files(copy / "site") == tree_files(reference / "site")
+
+
+def test_a_fresh_run_and_a_cached_one_are_alike_to_the_order_of_their_keys(tmp_path):
+    """The run cache stores JSON with its keys sorted. A run computed now must come back in
+    that same order, or what is written from it (a served record such as gru-trained.json,
+    whose keys were once in the dataclass's order when fresh and sorted when cached)
+    differs between a cold build and a warm one."""
+    from generator import runs
+    from generator.cache import RunCache
+
+    module = runs.load_script("gated.py")
+    cache = RunCache(tmp_path / "cache")
+    fresh = runs.run_command(module, "gated.py", ("--step",), (), cache)
+    cached = runs.run_command(module, "gated.py", ("--step",), (), cache)
+    assert list((tmp_path / "cache" / "runs" / "gated").glob("*.json")), "nothing was cached"
+    as_written = [json.dumps(run.records.plain()) for run in (fresh, cached)]  # order kept
+    assert as_written[0] == as_written[1]
+    assert list(fresh.tables) == list(cached.tables)
+    record = fresh.records.plain()["step"]
+    assert list(record) == sorted(record)  # the dataclass's order would not be sorted
