@@ -108,6 +108,11 @@ TRIM_LISTINGS_JS = """() => {
 }"""
 
 # Every wanted image has chosen its source (currentSrc) and finished with it.
+# Where the page stands as it has opened: its scroll, and each widget's place and state.
+OPENED_JS = """() => ({scrollY: window.scrollY, widgets: [...document.querySelectorAll(
+  '.rw-widget')].map((h) => [h.dataset.widget, Math.round(h.getBoundingClientRect().top),
+                            h.dataset.state || 'waiting'])})"""
+
 IMAGES_DONE_JS = """(other) => (%s)(other).every((img) => img.complete && img.currentSrc)""" % (
     WANTED_IMAGES_JS)
 
@@ -129,6 +134,7 @@ class Visit:
     rules_run: set = field(default_factory=set)  # every axe rule that ran
     code_navs: list = field(default_factory=list)  # the role of each md-code__nav
     bytes: dict = field(default_factory=dict)  # url -> bytes received, as the page opened
+    opened: dict = field(default_factory=dict)  # where the page and its widgets were then
 
 
 def record(context, visit):
@@ -189,6 +195,7 @@ def load(browser, server, page_path, theme):
         page.goto(server.url + page_path, wait_until="load")
         page.wait_for_load_state("networkidle")
         first_load = dict(visit.bytes)  # before the checks scroll to every image
+        visit.opened = page.evaluate(OPENED_JS)
         page.evaluate(REVEAL_JS)  # collapsed blocks (a script's listing) are checked too
         other = OTHER[theme]
         page.evaluate(SCROLL_TO_IMAGES_JS, other)
@@ -442,7 +449,11 @@ def test_a_chapter_opens_within_its_budget(visits, page_path):
     biggest = sorted(visit.bytes.items(), key=lambda kv: -kv[1])[:5]
     assert total <= FIRST_LOAD_BUDGET, (
         f"/{page_path} loads {total:,} bytes as it opens (budget {FIRST_LOAD_BUDGET:,}); "
-        "largest: " + ", ".join(f"{urlparse(u).path} {n:,}" for u, n in biggest))
+        "largest: " + ", ".join(f"{urlparse(u).path} {n:,}" for u, n in biggest)
+        + f"; then: {visit.opened}")
+    # every widget sits screens below the first one: none of its files come as the page opens
+    early = [urlparse(u).path for u in visit.bytes if "/widgets/" in urlparse(u).path]
+    assert not early, f"/{page_path} loads widget files as it opens: {early}; {visit.opened}"
 
 
 PHONE_JS = """() => {

@@ -1,6 +1,7 @@
 /* Interactive figures (docs/building.md): each <div class="rw-widget" data-widget="KIND"
    data-src="DATA.json"> gets widgets/kit.js, widgets.css, KIND.js and its data when it
-   nears the screen, then RW.mount builds it there. Without JavaScript: the page as built. */
+   nears the screen (watched from the page's load on), then RW.mount builds it there.
+   Without JavaScript: the page as built. */
 (function () {
   "use strict";
   var hosts = document.querySelectorAll(".rw-widget[data-widget][data-src]");
@@ -29,11 +30,14 @@
       .catch(function () { host.setAttribute("data-state", "failed"); });  // the page stays as built
   }
 
-  if (!window.IntersectionObserver) return hosts.forEach(start);
-  var near = new IntersectionObserver(function (entries) {
-    entries.forEach(function (e) {
-      if (e.isIntersecting) { near.unobserve(e.target); start(e.target); }
-    });
-  }, { rootMargin: "600px 0px" });
-  hosts.forEach(function (host) { near.observe(host); });
+  function watch() {  // after the page's own load: its layout has settled, its files came first
+    if (!window.IntersectionObserver) return hosts.forEach(start);
+    var near = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { near.unobserve(e.target); start(e.target); }
+      });
+    }, { rootMargin: "600px 0px" });
+    hosts.forEach(function (host) { near.observe(host); });
+  }
+  if (document.readyState === "complete") watch(); else window.addEventListener("load", watch);
 })();
