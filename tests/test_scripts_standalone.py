@@ -3,6 +3,7 @@ a folder of its own, imports without side effects, says how to install numpy
 when numpy is missing, and keeps to argparse's exit statuses."""
 
 import ast
+import os
 import subprocess
 import sys
 
@@ -116,3 +117,16 @@ def test_output_closed_early_is_not_an_error(script):
     assert proc.stdout.strip() == first and "Traceback" not in proc.stderr
 
 
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("script", STEP_SCRIPTS)
+def test_a_full_disk_is_one_line_and_status_1(script):
+    """Output that cannot be written (/dev/full: every write fails with ENOSPC) is the
+    harness's one line, not a traceback, and status 1."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, str(CODE / script)], stdout=full,
+                              stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [f"{script}: cannot write the output: "
+                                        "No space left on device"], proc.stderr
