@@ -107,12 +107,12 @@ TRIM_LISTINGS_JS = """() => {
   return changed;
 }"""
 
-# Every wanted image has chosen its source (currentSrc) and finished with it.
 # Where the page stands as it has opened: its scroll, and each widget's place and state.
 OPENED_JS = """() => ({scrollY: window.scrollY, widgets: [...document.querySelectorAll(
   '.rw-widget')].map((h) => [h.dataset.widget, Math.round(h.getBoundingClientRect().top),
                             h.dataset.state || 'waiting'])})"""
 
+# Every wanted image has chosen its source (currentSrc) and finished with it.
 IMAGES_DONE_JS = """(other) => (%s)(other).every((img) => img.complete && img.currentSrc)""" % (
     WANTED_IMAGES_JS)
 
@@ -451,7 +451,7 @@ def test_a_chapter_opens_within_its_budget(visits, page_path):
         f"/{page_path} loads {total:,} bytes as it opens (budget {FIRST_LOAD_BUDGET:,}); "
         "largest: " + ", ".join(f"{urlparse(u).path} {n:,}" for u, n in biggest)
         + f"; then: {visit.opened}")
-    # every widget sits screens below the first one: none of its files come as the page opens
+    # every widget sits screens below the first: none of its files come as the page opens
     early = [urlparse(u).path for u in visit.bytes if "/widgets/" in urlparse(u).path]
     assert not early, f"/{page_path} loads widget files as it opens: {early}; {visit.opened}"
 
