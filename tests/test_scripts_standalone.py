@@ -100,9 +100,9 @@ def test_every_script_carries_the_harness_byte_for_byte(script):
 
 def test_a_drifted_harness_fails_the_build_naming_the_script_and_line():
     text = (CODE / "rnn.py").read_text("utf-8")
-    line = "WRAP = 78  # the width of the paragraphs the reports print"
+    line = '        self.gap = "\\n"'
     at = text.split("\n").index(line) + 1
-    drifted = text.replace(line, "WRAP = 80  # the width of the paragraphs the reports print")
+    drifted = text.replace(line, '        self.gap = "\\n\\n"')
     with pytest.raises(GeneratorError, match=rf"^docs/code/rnn.py:{at}: the harness differs"):
         check_harness("rnn.py", drifted)
     with pytest.raises(GeneratorError, match="has no harness"):

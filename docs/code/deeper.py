@@ -1359,60 +1359,50 @@ def add_options(parser):
 # ---------------------------------------------------------------------------
 
 NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
-WRAP = 78  # the width of the paragraphs the reports print
 
 
 class Printer:
     """Prints paragraphs and tables, a blank line between; keeps each table by name."""
 
     def __init__(self, stream=None):
-        self.stream, self.tables, self.blocks = stream or sys.stdout, {}, 0
+        self.stream, self.tables, self.gap = stream or sys.stdout, {}, ""
 
-    def text(self, paragraph):  # long lines wrapped at WRAP; a `time:` line is kept whole
-        self.block("\n".join(line if len(line) <= WRAP or line.startswith("time:")
-                             else textwrap.fill(line, WRAP, break_on_hyphens=False)
+    def text(self, paragraph):  # lines over 78 characters wrapped, but not a `time:` line
+        self.block("\n".join(textwrap.fill(line, 78, break_on_hyphens=False)
+                             if len(line) > 78 and not line.startswith("time:") else line
                              for line in paragraph.split("\n")))
 
-    def table(self, name, table):
+    def table(self, name, table):  # the table can grow: row(name, line) prints one more row
         assert name not in self.tables, f"table {name!r} printed twice"
         self.tables[name] = table
         self.block(table)
 
-    def row(self, name, line):  # one more row of a table that is printed as it grows
+    def row(self, name, line):
         self.tables[name] += "\n" + line
-        self.write(line + "\n")
+        print(line, file=self.stream, flush=True)
 
-    def block(self, text):
-        self.write("\n" * (self.blocks > 0) + text + "\n")
-        self.blocks += 1
-
-    def write(self, text):
-        self.stream.write(text)
-        self.stream.flush()
+    def block(self, text):  # a blank line before every block but the first
+        print(self.gap + text, file=self.stream, flush=True)
+        self.gap = "\n"
 
 
 def format_table(header, rows, align, min_widths=None):
     """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
     cells = [[str(c) for c in row] for row in (header, *rows)]
-    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
+    widths = [max(3, *(min_widths or [0])[j:j + 1], *(len(row[j]) for row in cells))
               for j in range(len(header))]
-    pad = [str.rjust if a == "r" else str.ljust for a in align]
-    lines = ["| " + " | ".join(p(c, w) for p, c, w in zip(pad, row, widths)) + " |"
-             for row in cells]
+    lines = ["| " + " | ".join(c.rjust(w) if a == "r" else c.ljust(w)
+                               for c, w, a in zip(row, widths, align)) + " |" for row in cells]
     rule = "|" + "|".join("-" * (w + 1) + ":-"[a != "r"] for w, a in zip(widths, align)) + "|"
     return "\n".join([lines[0], rule, *lines[1:]])
 
 
-def number(kind, low, high):
-    """An argparse type: a number of kind (int or float) from low to high."""
-    def check(text):
-        try:
-            x = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= x <= high:  # (nan fails it too)
+def number(kind, low, high):  # an argparse type: a number of kind (int or float), low to high
+    def check(text):  # not a number: kind raises ValueError, "invalid int value: 'x'"
+        if not low <= kind(text) <= high:  # (nan fails it too)
             raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
-        return x
+        return kind(text)
+    check.__name__ = kind.__name__
     return check
 
 
@@ -1425,16 +1415,16 @@ def parse_args(argv=None):
     args.chosen = [flag for flag in REPORTS if getattr(args, flag)] or list(DEFAULT)
     for option, users in OPTIONS.items():  # an option no chosen report uses is an error
         if getattr(args, option) not in (None, False) and not set(users) & set(args.chosen):
-            parser.error(f"--{option.replace('_', '-')} has no effect without "
-                         + " or ".join(f"--{user}" for user in users))
+            parser.error(f"--{option.replace('_', '-')} has no effect without --"
+                         + " or --".join(users))
     return args
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer), a blank line between; {flag: record}."""
+    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}."""
     records = {}
-    for n, flag in enumerate(args.chosen):
-        out.write("\n" * (n > 0))
+    for flag in args.chosen:
+        out.gap = "\n\n" if records else ""
         records[flag] = REPORTS[flag][1](args, out)
     return records
 
@@ -1447,11 +1437,10 @@ def main(argv=None):
         records = run(args, Printer())
     except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
-        if isinstance(exc, BrokenPipeError):
-            return 0
-        why = f"cannot write the output: {exc.strerror}" if isinstance(exc, OSError) else exc
-        print(f"{NAME}: {why}", file=sys.stderr)
-        return 1
+        if not isinstance(exc, BrokenPipeError):
+            why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
+            print(f"{NAME}: {why}", file=sys.stderr)
+        return 0 if isinstance(exc, BrokenPipeError) else 1
     return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
 
 # ------------------------------------------------------------- end of the harness
