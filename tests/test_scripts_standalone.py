@@ -2,6 +2,7 @@
 a folder of its own, imports without side effects, says how to install numpy
 when numpy is missing, and keeps to argparse's exit statuses."""
 
+import argparse
 import ast
 import os
 import subprocess
@@ -51,6 +52,36 @@ def test_runs_alone_in_an_empty_folder(script, tmp_path):
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout == run_script(script).stdout  # the copy prints what the original does
     assert sorted(p.name for p in tmp_path.iterdir()) == [script]  # and writes nothing
+
+
+def without_times(text):
+    return "".join(line for line in text.splitlines(True) if not line.startswith("time:"))
+
+
+@pytest.mark.parametrize("script", STEP_SCRIPTS)
+def test_two_reports_print_what_each_prints_alone_two_blank_lines_apart(script):
+    """The harness's promise (run's docstring): the chosen reports one after the other,
+    two blank lines between them; inside a report, one blank line between blocks."""
+    first, second = list(load_script(script).REPORTS)[:2]
+    alone = [without_times(run_script(script, f"--{flag}").stdout) for flag in (first, second)]
+    together = without_times(run_script(script, f"--{first}", f"--{second}").stdout)
+    assert "\n\n" in alone[0] and "\n\n\n" not in alone[0] + alone[1]
+    assert together == alone[0] + "\n\n" + alone[1]
+
+
+@pytest.mark.parametrize("kind, text, said", [
+    (int, "many", "invalid int value: 'many'"), (int, "2.5", "invalid int value: '2.5'"),
+    (int, "9", "must be from 1 to 5, got 9"), (float, "x", "invalid float value: 'x'"),
+    (float, "nan", "must be from 1 to 5, got nan"), (float, "0.5", "must be from 1 to 5, got 0.5")])
+def test_a_bad_number_is_named_by_argparse_in_one_line(kind, text, said, capsys):
+    """The harness's number(kind, low, high) as an argparse type: what a reader sees."""
+    parser = argparse.ArgumentParser(prog="x.py")
+    parser.add_argument("--n", type=load_script("rnn.py").number(kind, 1, 5))
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["--n", text])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"x.py: error: argument --n: {said}"
+    assert parser.parse_args(["--n", "5"]).n == kind(5)
 
 
 def top_level_functions(script):
