@@ -689,23 +689,16 @@ R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch an
 MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
 
 
-def recall_sequences(rng, n, lag):
-    """memory.py's make_sequences: n sequences of lag + 1 tokens, (n, lag + 1), and their
-    answers, (n,): one of R_K symbols, lag - 1 distractors, the query."""
-    first = rng.integers(0, R_K, n)
-    X = np.empty((n, lag + 1), dtype=np.intp)
-    X[:, 0] = first
-    X[:, 1:lag] = rng.integers(R_K, R_K + R_D, (n, lag - 1))
-    X[:, lag] = R_QUERY
-    return X, first
-
-
 def recall_batch(rngs, n, lag):
-    """One batch per seed from each seed's generator, as memory.py's seeds_sequences
-    makes them: tokens (lag + 1, seeds, n) time-major and answers (seeds, n)."""
-    batches = [recall_sequences(rng, n, lag) for rng in rngs]
-    X = np.stack([x for x, _ in batches], axis=1).transpose(2, 1, 0)
-    return np.ascontiguousarray(X), np.stack([y for _, y in batches])
+    """n sequences per seed, drawn from each seed's generator as memory.py's
+    make_sequences draws them: tokens (lag + 1, seeds, n), time first, and the answers
+    (seeds, n). A sequence is a symbol, lag - 1 distractors, the query."""
+    X = np.empty((lag + 1, len(rngs), n), dtype=np.intp)
+    for s, rng in enumerate(rngs):
+        X[0, s] = rng.integers(0, R_K, n)  # the symbol to remember, which is the answer
+        X[1:lag, s] = rng.integers(R_K, R_K + R_D, (n, lag - 1)).T  # the distractors
+    X[lag] = R_QUERY
+    return X, X[0].copy()
 
 
 def recall_params(seed, hidden=R_HIDDEN):
