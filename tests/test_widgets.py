@@ -99,8 +99,8 @@ class Tab:
         """The widget whose data is <name>.json, scrolled to and mounted."""
         host = self.page.locator(f'.rw-widget[data-src$="/{name}.json"]')
         host.scroll_into_view_if_needed()
-        self.page.wait_for_function("(el) => el.dataset.state", arg=host.element_handle(),
-                                    timeout=10_000)
+        self.page.wait_for_function("(el) => ['ready', 'failed'].includes(el.dataset.state)",
+                                    arg=host.element_handle(), timeout=10_000)
         assert host.get_attribute("data-state") == "ready", f"{name} did not start"
         return host
 

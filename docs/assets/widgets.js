@@ -20,6 +20,7 @@
 
   function start(host) {
     var kind = host.getAttribute("data-widget");
+    host.setAttribute("data-state", "loading");  // then "ready", or "failed"
     var data = fetch(host.getAttribute("data-src")).then(function (r) {
       if (!r.ok) throw new Error(r.status);
       return r.json();
@@ -33,8 +34,12 @@
   function watch() {  // after the page's own load: its layout has settled, its files came first
     if (!window.IntersectionObserver) return hosts.forEach(start);
     var near = new IntersectionObserver(function (entries) {
-      entries.forEach(function (e) {
-        if (e.isIntersecting) { near.unobserve(e.target); start(e.target); }
+      entries.forEach(function (e) {  // near by the entry, and still near now
+        var r = e.target.getBoundingClientRect();
+        if (e.isIntersecting && r.top < innerHeight + 600 && r.bottom > -600) {
+          near.unobserve(e.target);
+          start(e.target);
+        }
       });
     }, { rootMargin: "600px 0px" });
     hosts.forEach(function (host) { near.observe(host); });
