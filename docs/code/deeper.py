@@ -1382,7 +1382,7 @@ class Printer:
 def format_table(header, rows, align, min_widths=None):
     """A markdown table; align: 'l' or 'r' per column; min_widths: to print row by row."""
     cells = [[str(c) for c in row] for row in (header, *rows)]
-    widths = [max(3, *(min_widths or [0])[j:j + 1], *(len(row[j]) for row in cells))
+    widths = [max(3, (min_widths or [0] * len(header))[j], *(len(row[j]) for row in cells))
               for j in range(len(header))]
     lines = ["| " + " | ".join(c.rjust(w) if a == "r" else c.ljust(w)
                                for c, w, a in zip(row, widths, align)) + " |" for row in cells]
