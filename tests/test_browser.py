@@ -133,6 +133,7 @@ class Visit:
     axe: list = field(default_factory=list)  # (rule, impact, targets) of each violation
     rules_run: set = field(default_factory=set)  # every axe rule that ran
     code_navs: list = field(default_factory=list)  # the role of each md-code__nav
+    received: dict = field(default_factory=dict)  # url -> bytes of every response
     bytes: dict = field(default_factory=dict)  # url -> bytes received, as the page opened
     opened: dict = field(default_factory=dict)  # where the page and its widgets were then
 
@@ -141,7 +142,7 @@ def record(context, visit):
     """Listen to everything the context does: its pages and its workers."""
     def received(response):
         try:
-            visit.bytes[response.url] = len(response.body())
+            visit.received[response.url] = len(response.body())
         except Exception:  # a redirect or a response without a body
             pass
 
@@ -194,7 +195,9 @@ def load(browser, server, page_path, theme):
         watch_page(page, visit)
         page.goto(server.url + page_path, wait_until="load")
         page.wait_for_load_state("networkidle")
-        first_load = dict(visit.bytes)  # before the checks scroll to every image
+        # what came as the page opened, before the checks scroll to every image; a copy, as
+        # the responses to that scrolling may still reach received() during later calls
+        visit.bytes = dict(visit.received)
         visit.opened = page.evaluate(OPENED_JS)
         page.evaluate(REVEAL_JS)  # collapsed blocks (a script's listing) are checked too
         other = OTHER[theme]
@@ -207,7 +210,6 @@ def load(browser, server, page_path, theme):
         data = page.evaluate(COLLECT_JS)
         visit.scheme, visit.images = data["scheme"], data["images"]
         visit.maths, visit.text = data["maths"], data["text"]
-        visit.bytes = first_load
         visit.code_navs = page.evaluate("[...document.querySelectorAll('nav.md-code__nav')]"
                                         ".map((n) => n.getAttribute('role') || 'navigation')")
         assert page.evaluate(TRIM_LISTINGS_JS) == [], "cutting a listing lost a token class"
