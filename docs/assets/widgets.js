@@ -34,12 +34,8 @@
   function watch() {  // after the page's own load: its layout has settled, its files came first
     if (!window.IntersectionObserver) return hosts.forEach(start);
     var near = new IntersectionObserver(function (entries) {
-      entries.forEach(function (e) {  // near by the entry, and still near now
-        var r = e.target.getBoundingClientRect();
-        if (e.isIntersecting && r.top < innerHeight + 600 && r.bottom > -600) {
-          near.unobserve(e.target);
-          start(e.target);
-        }
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { near.unobserve(e.target); start(e.target); }
       });
     }, { rootMargin: "600px 0px" });
     hosts.forEach(function (host) { near.observe(host); });
