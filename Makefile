@@ -16,7 +16,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help build serve test test-torch test-compat bench clean deploy lock
+.PHONY: help build serve test check test-torch test-compat bench clean deploy lock harness chapter
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -61,6 +61,14 @@ bench: $(TORCH_STAMP) ## Benchmarks: numpy GRU against PyTorch, and warm against
 
 deploy: $(STAMP) ## Build and publish the site to origin's gh-pages branch (what Colab opens)
 	$(PY) -m generator deploy
+
+harness: $(STAMP) ## Write generator/harness.py's block into every served script
+	$(PY) -m generator harness
+
+chapter: $(STAMP) ## A new chapter's four files: make chapter N=18 NAME=recurrence SCRIPT=recurrence.py TITLE="Recurrence returns"
+	@test -n "$(N)" -a -n "$(NAME)" -a -n "$(SCRIPT)" -a -n "$(TITLE)" || { \
+	  echo 'make: usage: make chapter N=18 NAME=recurrence SCRIPT=recurrence.py TITLE="Recurrence returns"'; exit 2; }
+	$(PY) -m generator new-chapter "$(N)" "$(NAME)" "$(SCRIPT)" "$(TITLE)"
 
 lock: ## Re-pin requirements.txt from requirements.in in a fresh virtualenv
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock

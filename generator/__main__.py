@@ -1,5 +1,5 @@
-"""python -m generator {build,serve,deploy}: the command line behind `make build`,
-`make serve` and `make deploy`."""
+"""python -m generator {build,serve,deploy,harness,new-chapter}: the command line behind
+`make build`, `make serve`, `make deploy`, `make harness` and `make chapter`."""
 
 import argparse
 import os
@@ -19,17 +19,51 @@ def parse_args(argv=None):
         prog="python -m generator",
         description="Build the site: MkDocs with the generator hook, which runs the chapters' "
                     "scripts and puts their tables, numbers and plots into the pages.")
-    parser.add_argument("command", choices=("build", "serve", "deploy"),
+    parser.add_argument("command", choices=("build", "serve", "deploy", "harness", "new-chapter"),
                         help="build: the site into site/, all or nothing; serve: mkdocs serve "
                              "on 127.0.0.1 (rebuilds on change and reloads the page); deploy: "
-                             "build, then publish site/ to origin's gh-pages")
+                             "build, then publish site/ to origin's gh-pages; harness: write "
+                             "generator/harness.py's block into every served script; "
+                             "new-chapter NUMBER NAME SCRIPT TITLE: the four files of a new "
+                             "chapter")
+    parser.add_argument("words", nargs="*", metavar="ARG",
+                        help="new-chapter: NUMBER NAME SCRIPT TITLE, e.g. 18 recurrence "
+                             "recurrence.py 'Recurrence returns'")
+    parser.add_argument("--check", action="store_true",
+                        help="harness: write nothing; fail, naming the script and the line, "
+                             "where a copy differs")
     parser.add_argument("--site-dir", default=str(ROOT / "site"),
                         help="build, deploy: where the site goes (default: site/)")
     parser.add_argument("--port", type=int, default=8000,
                         help="serve: the port on 127.0.0.1 (default 8000)")
     parser.add_argument("--traceback", action="store_true",
                         help="on an unexpected failure, print the Python traceback")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    wanted = 4 if args.command == "new-chapter" else 0
+    if len(args.words) != wanted:
+        parser.error(f"{args.command} takes " + ("NUMBER NAME SCRIPT TITLE"
+                                                  if wanted else "no other argument"))
+    if args.check and args.command != "harness":
+        parser.error("--check goes with harness")
+    return args
+
+
+def scaffold(args):
+    """harness and new-chapter: write source files, say which."""
+    from .scaffold import new_chapter, sync_harness
+
+    if args.command == "harness":
+        written = sync_harness(check=args.check)
+        print("generator: every served script's harness is generator/harness.py's"
+              + (f" (written: {', '.join(written)})" if written else ""))
+        return
+    number, name, script, title = args.words
+    if not number.isdigit():
+        raise GeneratorError(f"the chapter's number {number!r}: a whole number, such as 18")
+    for path in new_chapter(int(number), name, script, title):
+        print(f"generator: wrote {path}")
+    print("generator: now `make build`; docs/building.md, \"Adding a chapter\", says what "
+          "to change next")
 
 
 def port_in_use(port):
@@ -74,6 +108,13 @@ def main(argv=None):
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    if args.command in ("harness", "new-chapter"):
+        try:
+            scaffold(args)
+        except GeneratorError as exc:
+            print(f"generator: error: {exc}", file=sys.stderr)
+            return 1
+        return 0
     try:
         if args.command == "serve":
             serve(args.port)

@@ -13,131 +13,21 @@ import pytest
 
 from helpers import ROOT, build, copy_project, edit
 
-SCRIPT = '''\
-"""toy.py: squares, the smallest script a chapter can have.
-
-    python3 toy.py            every report below
-    python3 toy.py --squares  n and n squared
-"""
-
-import argparse
-import os
-import sys
-import textwrap
-from dataclasses import dataclass
-from typing import List
-
-try:
-    import numpy as np
-except ImportError:  # main() says how to install it; importing stays possible
-    np = None
-
-
-class Refused(Exception):
-    """An input the script cannot use: main() says why in one line, exit status 1."""
-
-
-N = 4  # how many squares
-
-
-@dataclass
-class SquaresReport:
-    n: List[int]
-    squares: List[int]
-    total: int  # the sum of the squares
-
-
-def compute_squares(count=N):
-    n = np.arange(1, count + 1)
-    return [int(v) for v in n], [int(v) for v in n ** 2]
-
-
-def format_squares_table(n, squares):
-    return format_table(("n", "n^2"), list(zip(n, squares)), "rr")
-
-
-def report_squares(args, out):
-    n, squares = compute_squares(args.count or N)
-    out.text("Squares")
-    out.table("squares", format_squares_table(n, squares))
-    return SquaresReport(n, squares, sum(squares))
-
-
-REPORTS = {{"squares": ("n and n squared", report_squares)}}
-DEFAULT = tuple(REPORTS)
-OPTIONS = {{"count": ("squares",)}}
-
-
-def add_options(parser):
-    parser.add_argument("--count", type=number(int, 1, 100), help="how many squares")
-
-
-{harness}
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-
-PAGE = """\
-# 99. Squares
-
-[Download toy.py](code/toy.py), or read it on [its code page](code/toy.md).
-
-!!! tip "Run it yourself"
-
-    <!-- gen site run -->
-
-The squares of the first numbers:
-
-<!-- gen table squares from toy.py --squares -->
-
-Their sum is <!-- gen value total from toy.py --squares -->.
-
-<!-- gen figure growth -->
-"""
-
-MODULE = '''\
-"""Chapter 99, squares: the figure of docs/ch99-toy.md, from docs/code/toy.py."""
-
-from generator.chapter import Chapter
-
-CHAPTER = Chapter("ch99-toy.md", "toy.py")
-
-
-@CHAPTER.figure
-def growth(ctx):
-    squares = ctx.record("--squares")
-
-    def draw(ax, colors):
-        ax.plot(list(squares.n), list(squares.squares), marker="o")
-
-    return ctx.figure(draw, alt="The squares grow faster than the numbers")
-'''
-
-
-def harness():
-    """The harness block, as every script carries it (generator/harness.py)."""
-    text = (ROOT / "generator" / "harness.py").read_text("utf-8")
-    start = text.index("# ---------------------------------------------------------------------------\n# The harness")
-    end = text.index("\n", text.index("# -------------------------------------------------------------"
-                                     " end of the harness")) + 1
-    return text[start:end]
+def new_chapter(copy, *words):
+    """`python -m generator new-chapter WORDS...` in a copy of the project."""
+    return subprocess.run([sys.executable, "-m", "generator", "new-chapter", *words],
+                          cwd=copy, capture_output=True, text=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
 def with_toy(tmp_path_factory):
+    """A copy of the project with chapter 99 scaffolded by the command and built as made."""
     copy = copy_project(tmp_path_factory.mktemp("toy"))
     shutil.copytree(ROOT / "tests", copy / "tests",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pytest.ini", copy / "pytest.ini")
-    # the four things of docs/building.md's "Adding a chapter"
-    (copy / "docs" / "code" / "toy.py").write_text(
-        SCRIPT.format(harness=harness()), "utf-8")
-    (copy / "docs" / "ch99-toy.md").write_text(PAGE, "utf-8")
-    (copy / "generator" / "chapters" / "ch99_toy.py").write_text(MODULE, "utf-8")
-    nav = (copy / "mkdocs.yml").read_text("utf-8")
-    last = [line for line in nav.splitlines() if line.startswith('      - "1')][-1]
-    edit(copy / "mkdocs.yml", last + "\n", last + '\n      - "99. Squares": ch99-toy.md\n')
+    made = new_chapter(copy, "99", "toy", "toy.py", "Squares")
+    assert made.returncode == 0, made.stderr
     result = build(copy, env=private_run_cache(copy))
     assert result.returncode == 0, result.stderr
     return copy
@@ -148,7 +38,7 @@ def private_run_cache(copy):
     return {"RNN_EXPLAINER_CACHE": str(copy / "build" / "runs")}
 
 
-def test_the_short_path_costs_three_files_and_one_line(with_toy):
+def test_the_command_writes_three_files_and_one_line(with_toy):
     added = [with_toy / "docs" / "code" / "toy.py", with_toy / "docs" / "ch99-toy.md",
              with_toy / "generator" / "chapters" / "ch99_toy.py"]
     assert all(path.is_file() for path in added)
@@ -167,7 +57,7 @@ def test_the_page_shows_the_table_value_and_plot(with_toy):
 def test_the_code_page_notebook_and_navigation_follow(with_toy):
     site = with_toy / "site"
     code_page = (site / "code" / "toy" / "index.html").read_text("utf-8")
-    assert "Squares, the smallest script a chapter can have" in code_page
+    assert "toy.py: Squares." in code_page
     assert "python3 toy.py --squares" in code_page and "|   4 |  16 |" in code_page
     notebook = json.loads((site / "code" / "toy.ipynb").read_text("utf-8"))
     outputs = ["".join(o["text"]) for c in notebook["cells"] if c["cell_type"] == "code"
@@ -179,16 +69,15 @@ def test_the_code_page_notebook_and_navigation_follow(with_toy):
 
 def test_the_home_page_and_the_run_box_list_the_new_chapter(with_toy):
     """Without an edit to docs/index.md: the home page's card (title from the page's
-    heading; the page has no description, so the script's summary) and its code page in
-    "How to use it"; the chapter's run box with the one-click Colab link."""
+    heading, text from its description) and its code page in "How to use it"; the
+    chapter's run box with the one-click Colab link."""
     from bs4 import BeautifulSoup
 
     site = with_toy / "site"
     home = BeautifulSoup((site / "index.html").read_text("utf-8"), "html.parser")
     cards = home.select(".md-content .grid.cards > ul > li")
     last = " ".join(cards[-1].get_text(" ", strip=True).split())
-    assert last.startswith("99. Squares") and \
-        "Squares, the smallest script a chapter can have. Script: toy.py" in last, last
+    assert last.startswith("99. Squares") and "Script: toy.py" in last, last
     assert cards[-1].find("a")["href"] == "ch99-toy/"
     how_to = [a["href"] for a in home.select(".md-content li a") if a.get_text() == "toy.py"]
     assert "code/toy/" in how_to
@@ -223,4 +112,4 @@ def test_the_building_page_documents_this_path():
     text = (ROOT / "docs" / "building.md").read_text("utf-8")
     assert "## Adding a chapter" in text
     assert textwrap.dedent("""\
-        4. **One line** in `mkdocs.yml`'s nav, under Chapters.""") in text
+        4. **One line** in `mkdocs.yml`'s nav, under Chapters, in number order.""") in text
