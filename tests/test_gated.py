@@ -198,12 +198,10 @@ def test_the_values_the_page_quotes_are_the_measured_ones():
     assert record.zero_path == pytest.approx(np.median(np.prod(fs, axis=0)), rel=1e-12)
 
 
-def test_help_and_unknown_flag():
+def test_help_lists_every_report():
     out = run_script("gated.py", "--help").stdout
     for flag in ("--highway", "--bias", "--step", "--params", "--measure"):
         assert flag in out
-    bad = run_script("gated.py", "--nope")
-    assert bad.returncode == 2 and "usage:" in bad.stderr
 
 
 def test_flags_print_in_chapter_order():

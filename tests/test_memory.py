@@ -369,7 +369,7 @@ def test_help_lists_every_report_and_option():
 
 
 @pytest.mark.parametrize("args", [
-    ["--bogus"], ["--lag", "5"], ["--accuracy", "--cell", "gru"], ["--gradcheck", "--steps", "9"],
+    ["--lag", "5"], ["--accuracy", "--cell", "gru"], ["--gradcheck", "--steps", "9"],
     ["--agree", "--lag", "5"],
     ["--row", "--cell", "gru", "--lag", "0"], ["--row", "--cell", "gru", "--lag", "abc"],
     ["--row", "--cell", "gru", "--lag", "1e9"], ["--row", "--cell", "cnn", "--lag", "5"],

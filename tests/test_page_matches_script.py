@@ -62,15 +62,3 @@ def test_every_table_of_a_chapters_reports_is_on_a_page(ch, site):
                 f"`{cmd}` prints a table no page shows:\n{table}"
 
 
-def test_the_vanish_table_of_the_served_copy_is_on_the_page(site, tmp_path):
-    """The issue's own check: python3 site/code/rnn.py --vanish prints what ch12 shows."""
-    from helpers import run_script
-
-    served = tmp_path / "rnn.py"
-    served.write_bytes((site / "code" / "rnn.py").read_bytes())
-    result = run_script(str(served), "--vanish", cwd=tmp_path)
-    assert result.returncode == 0
-    shown = [same_cells(rows) for cmd, rows in html_command_tables(page_html("ch12-rnn.md"))
-             if cmd == "python3 rnn.py --vanish"]
-    printed = [shown_cells(t) for t in table_blocks(result.stdout)]
-    assert shown == printed and len(shown) == 2

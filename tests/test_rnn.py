@@ -251,12 +251,3 @@ def test_help_describes_every_flag_and_no_missing_table():
     assert "Table" not in out  # the help once named "Tables A and B", which exist nowhere
 
 
-def test_unknown_flag_is_a_usage_error():
-    result = run_script("rnn.py", "--vanihs")
-    assert result.returncode == 2
-    assert "unrecognized arguments: --vanihs" in result.stderr and "usage:" in result.stderr
-
-
-def test_importing_has_no_side_effects(capsys):
-    load_script("rnn.py")
-    assert capsys.readouterr() == ("", "")

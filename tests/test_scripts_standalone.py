@@ -118,15 +118,14 @@ def test_import_defines_the_conventions_and_prints_nothing(script, capsys):
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_every_script_carries_the_harness_byte_for_byte(script):
-    """The harness (printing, the command line, main) is the block of generator/harness.py,
-    copied on purpose (each script stands alone) and checked by the build."""
-    text = (CODE / script).read_text("utf-8")
-    canonical = (ROOT / "generator" / "harness.py").read_text("utf-8")
-    start = canonical.index("# ---------------------------------------------------------------------------\n# The harness")
-    end = canonical.index("end of the harness\n") + len("end of the harness\n")
-    assert canonical[start:end] in text
-    check_harness(script, text)  # and the build's check agrees
+def test_an_unknown_flag_is_a_usage_error_in_one_place(script):
+    """argparse's usage and its one error line, status 2, nothing on stdout."""
+    result = run_script(script, "--frobnicate")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("usage: " + script)
+    assert result.stderr.rstrip().splitlines()[-1] == \
+        f"{script}: error: unrecognized arguments: --frobnicate"
+    assert "Traceback" not in result.stderr
 
 
 def test_a_drifted_harness_fails_the_build_naming_the_script_and_line():
