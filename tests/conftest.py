@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 import helpers
-from helpers import CHAPTERS, CHROMIUM, HAVE_TORCH, SITE, launch_chromium
+from helpers import CHAPTERS, CHROMIUM, HAVE_TORCH, SITE, StaticServer, launch_chromium
 
 # The PyTorch checks run in their own virtualenv (`make test-torch`); where torch
 # is not installed they are not collected at all, and the header says so.
@@ -55,6 +55,20 @@ def site():
     if not (SITE / "index.html").is_file():
         pytest.fail("the site is not built: run `make build` (`make test` does it first)")
     return SITE
+
+
+@pytest.fixture(scope="session")
+def server(site, tmp_path_factory):
+    """The built site on a static server at its published base path (/rnn-explainer/, from
+    site_url), so that pages whose links MkDocs writes from the site's root, the 404
+    page, work as published. One for the session."""
+    base = helpers.BASE
+    root = tmp_path_factory.mktemp("served")
+    (root / base).symlink_to(site)
+    srv = StaticServer(root).start()
+    srv.url += base + "/"
+    yield srv
+    srv.stop()
 
 
 @pytest.fixture(scope="session")

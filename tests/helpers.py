@@ -23,6 +23,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"  # hand-written pages and the served scripts
 CODE = DOCS / "code"
@@ -38,6 +40,19 @@ CHAPTERS = chapters()  # the registry: page, script, data of every chapter
 SCRIPTS = [ch.script for ch in CHAPTERS]
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _base_path():
+    """The site's base path, rnn-explainer: the path of mkdocs.yml's site_url."""
+    from urllib.parse import urlparse
+
+    import yaml
+
+    return urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]) \
+        .path.strip("/")
+
+
+BASE = _base_path()
 
 
 # -- the scripts ---------------------------------------------------------------------
@@ -204,9 +219,49 @@ def output_of(command):
     return outputs_of([command])[command]
 
 
+def built_output(script, *args):
+    """What the build's run of `python3 <script> <args>` printed, read from the run cache
+    (its entry is keyed by the script's bytes, its data, the flags, Python and numpy, and
+    checked by its hash), or None where the build has not run that command. For checks of
+    a page against its build, which need not train the model again: that the build's runs
+    are what a reader's run prints is test_notebooks' and test_page_matches_script's."""
+    from generator import runs
+    from generator.cache import RunCache
+
+    ch = next(ch for ch in CHAPTERS if ch.script == script)
+    module = _built_modules.get(script)
+    if module is None:
+        module = _built_modules[script] = runs.load_script(script)
+    value = RunCache().load(script, runs.run_key(module, ch.data, tuple(args)))
+    return None if value is None else value["text"]
+
+
+_built_modules = {}
+
+
 def without_times(text):
     """A run's output without its measured times (lines starting with 'time:')."""
     return "\n".join(line for line in text.splitlines() if not line.startswith("time:"))
+
+
+# -- gradients: the tests' own oracle ---------------------------------------------------
+
+def derivative_at(f, x, index, eps=1e-6):
+    """d f() / d x[index] by central differences: x[index] moved by +-eps in place, f()
+    read at both ends, x[index] put back as it was."""
+    keep = x[index]
+    x[index] = keep + eps
+    up = f()
+    x[index] = keep - eps
+    down = f()
+    x[index] = keep
+    return (up - down) / (2 * eps)
+
+
+def central_differences(f, x, eps=1e-6):
+    """d f() / d x, every entry of the array x (changed in place and restored)."""
+    return np.array([derivative_at(f, x, i, eps) for i in np.ndindex(x.shape)],
+                    dtype=float).reshape(x.shape)
 
 
 # -- the pages -----------------------------------------------------------------------

@@ -17,17 +17,15 @@ from urllib.parse import urlparse
 
 import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
 import pytest
-import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from helpers import CHAPTERS, ROOT, SITE, StaticServer, site_pages
+from helpers import BASE, CHAPTERS, ROOT, SITE, site_pages
 
 pytestmark = pytest.mark.browser
 
 SCHEMES = {"light": "default", "dark": "slate"}  # context color_scheme -> Material scheme
 OTHER = {"light": "dark", "dark": "light"}
 PAGES = (site_pages(SITE) + ["404.html"]) if SITE.is_dir() else ["<site not built>"]
-BASE = urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]).path.strip("/")
 CHAPTER_PAGES = [ch.page[:-3] + "/" for ch in CHAPTERS]
 FIRST_LOAD_BUDGET = 450_000  # bytes, uncompressed, everything a chapter loads as it opens
 PHONE = {"width": 390, "height": 844}
@@ -158,18 +156,6 @@ def watch_page(page, visit):
     page.on("console", lambda msg: msg.type == "error" and visit.console_errors.append(
         f"{msg.text} (at {msg.location.get('url')}:{msg.location.get('lineNumber')})"))
     page.on("pageerror", lambda err: visit.page_errors.append(str(err)))
-
-
-@pytest.fixture(scope="session")
-def server(site, tmp_path_factory):
-    """The site at its published base path (/rnn-explainer/, from site_url), so that pages
-    whose links MkDocs writes from the site's root, the 404 page, work as published."""
-    root = tmp_path_factory.mktemp("served")
-    (root / BASE).symlink_to(site)
-    srv = StaticServer(root).start()
-    srv.url += BASE + "/"
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture(scope="session")

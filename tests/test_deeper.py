@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from helpers import CODE, load_script, run_script
+from helpers import CODE, derivative_at, load_script, run_script
 
 deeper = load_script("deeper.py")
 memory = load_script("memory.py")
@@ -143,13 +143,7 @@ def numeric_gradients(model, loss_of, seed=0, eps=1e-6):
             entries = [(m,) + i for i in np.ndindex(p.shape[1:])]
             for n in rng.permutation(len(entries))[:ENTRIES]:
                 i = entries[n]
-                old = p[i]
-                p[i] = old + eps
-                plus = loss_of()
-                p[i] = old - eps
-                minus = loss_of()
-                p[i] = old
-                out.append((k, i, (plus - minus) / (2 * eps)))
+                out.append((k, i, derivative_at(loss_of, p, i, eps)))
     return out
 
 

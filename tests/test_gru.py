@@ -18,8 +18,8 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-from helpers import (CODE, ROOT, cells_of_markdown, load_script, run_loaded, run_script,
-                     table_blocks, without_times)
+from helpers import (CODE, ROOT, cells_of_markdown, central_differences, load_script,
+                     run_loaded, run_script, table_blocks, without_times)
 
 gru = load_script('gru.py')
 CORPUS = CODE / 'timemachine.txt'
@@ -200,20 +200,6 @@ def small_problem(cell, seed=1, V=5, B=2, T=4, h=3, scale=0.5):
     return params, X, Y, ((H[0], H[1]) if cell == 'lstm' else (H[0],))
 
 
-def numeric_gradient(f, p, eps=1e-5):
-    numeric = np.zeros_like(p)
-    flat, nflat = p.reshape(-1), numeric.reshape(-1)
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + eps
-        up = f()
-        flat[i] = old - eps
-        down = f()
-        flat[i] = old
-        nflat[i] = (up - down) / (2 * eps)
-    return numeric
-
-
 @pytest.mark.parametrize('cell', ['gru', 'lstm', 'rnn'])
 def test_every_gradient_matches_central_differences(cell):
     params, X, Y, state = small_problem(cell)
@@ -224,7 +210,7 @@ def test_every_gradient_matches_central_differences(cell):
         return gru.loss_and_grads(params, cell, X, Y, state, need_grads=False)[0]
     assert f() == loss
     for name, p in params.items():
-        numeric = numeric_gradient(f, p)
+        numeric = central_differences(f, p, 1e-5)
         a = grads[name]
         assert a.shape == p.shape
         rel = np.abs(a - numeric).max() / (np.abs(a) + np.abs(numeric)).max()

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from helpers import CODE, load_script, run_script, without_times
+from helpers import CODE, central_differences, load_script, run_script, without_times
 
 MEMORY_PY = CODE / "memory.py"
 memory = load_script("memory.py")
@@ -103,19 +103,6 @@ def sequences_of(S, X, m):
     return X[S.start[m]:, m].T
 
 
-def numeric(loss, w, eps=1e-6):
-    grad = np.empty_like(w)
-    for i in np.ndindex(w.shape):
-        old = w[i]
-        w[i] = old + eps
-        plus = loss()
-        w[i] = old - eps
-        minus = loss()
-        w[i] = old
-        grad[i] = (plus - minus) / (2 * eps)
-    return grad
-
-
 # ---------------------------------------------------------------- the task
 
 @pytest.mark.parametrize("lag", [1, 2, 5, 37])
@@ -196,7 +183,7 @@ def test_every_one_network_gradient_matches_finite_differences_of_the_reference(
     _, _, grads, _ = memory.loss_and_grads(p, cell, X, Y)
     assert set(grads) == set(p)
     for name, w in p.items():
-        want = numeric(lambda: reference_mean_loss(cell, p, X, Y), w)
+        want = central_differences(lambda: reference_mean_loss(cell, p, X, Y), w)
         assert np.allclose(grads[name], want, rtol=1e-6, atol=1e-9), name
 
 

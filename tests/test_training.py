@@ -15,7 +15,7 @@ import shutil
 import numpy as np
 import pytest
 
-from helpers import CODE, load_script, run_script
+from helpers import CODE, central_differences, load_script, run_script
 
 training = load_script("training.py")
 memory = load_script("memory.py")
@@ -24,21 +24,6 @@ gated = load_script("gated.py")
 
 def sig(a):
     return 1 / (1 + np.exp(-a))
-
-
-def central_differences(f, x, eps=1e-6):
-    """The test's own finite differences: d f() / d x, entry by entry."""
-    grad = np.zeros_like(x)
-    flat, out = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        keep = flat[i]
-        flat[i] = keep + eps
-        up = f()
-        flat[i] = keep - eps
-        down = f()
-        flat[i] = keep
-        out[i] = (up - down) / (2 * eps)
-    return grad
 
 
 def close(a, b, tol=1e-6):

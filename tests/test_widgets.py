@@ -28,13 +28,11 @@ from urllib.parse import urlparse
 import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
 import numpy as np
 import pytest
-import yaml
 
-from helpers import ROOT, SITE, StaticServer, cells_of_markdown, load_script, run_script, table_blocks
+from helpers import BASE, ROOT, SITE, built_output, cells_of_markdown, load_script, run_script, table_blocks
 
 pytestmark = pytest.mark.browser
 
-BASE = urlparse(yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]).path.strip("/")
 PHONE = {"width": 390, "height": 844}
 AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
 AXE_RUN_JS = """async () => await axe.run(
@@ -43,18 +41,24 @@ AXE_RUN_JS = """async () => await axe.run(
 WIDGET_FILES = ("/assets/widgets/", "/widgets/")  # the code and the data of the widgets
 
 
-# -- the script, as a reader runs it ---------------------------------------------------
+# -- the script's output --------------------------------------------------------------
 
 _runs = {}
 
 
 def printed(script, *args):
-    """What `python3 <script> <args>` prints (once per session); it must succeed."""
+    """What `python3 <script> <args>` prints (once per session; it must succeed): the
+    build's run where the build made it (the widget's data came from the same script, so
+    a command the build trained for is not trained again), else the script run here as a
+    reader runs it (settings no page shows, which the widgets move to)."""
     key = (script, *args)
     if key not in _runs:
-        result = run_script(script, *args, timeout=300)
-        assert result.returncode == 0, f"{script} {' '.join(args)} failed: {result.stderr}"
-        _runs[key] = result.stdout
+        text = built_output(script, *args)
+        if text is None:
+            result = run_script(script, *args, timeout=300)
+            assert result.returncode == 0, f"{script} {' '.join(args)} failed: {result.stderr}"
+            text = result.stdout
+        _runs[key] = text
     return _runs[key]
 
 
@@ -68,17 +72,6 @@ def last_column(table):
 
 
 # -- the browser -------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def server(site, tmp_path_factory):
-    """The site at its published base path, as tests/test_browser.py serves it."""
-    root = tmp_path_factory.mktemp("served-widgets")
-    (root / BASE).symlink_to(site)
-    srv = StaticServer(root).start()
-    srv.url += BASE + "/"
-    yield srv
-    srv.stop()
-
 
 class Tab:
     """One page in a context of its own, with everything it asked for and complained of."""
