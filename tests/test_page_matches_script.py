@@ -1,10 +1,12 @@
 """The page and the download cannot disagree.
 
 For every table a page shows (every `<!-- gen table NAME from SCRIPT FLAGS -->` of
-every page), running that command as a reader would, the served script in an
-empty folder with its data, prints exactly that table; the HTML table under the
-command label holds the same cells; and the label is that command. Every table
-a chapter's commands print is on some page.
+every page), running that command as a reader would prints exactly that table:
+the chapter's notebook run in a fresh kernel, or the served script run alone in
+an empty folder with its data, or, for a training run no notebook makes, the
+build's own run of it (helpers.TRAINS); the HTML table under the command label
+holds the same cells; and the label is that command. Every table a chapter's
+commands print is on some page.
 """
 
 import pytest
