@@ -171,6 +171,7 @@ class Pipeline:
         title = re.search(r"^#\s+(.+?)\s*$", pages.get(ch.page, ""), re.M)
         page_url = (self.site_url or "/").rstrip("/") + "/" + ch.page[:-3] + "/"  # directory URLs
         return {"script": ch.script, "data": list(ch.data), "chapter": ch.module,
+                "blas": runs.blas_kernel(),
                 "markers": sorted(wanted.values(), key=lambda m: m["key"]),
                 "title": title.group(1) if title else ch.page, "page_url": page_url,
                 "colab": self.colab, "python": list(sys.version_info[:2])}

@@ -18,6 +18,7 @@ import dataclasses
 import importlib.util
 import io
 import json
+import platform
 import re
 import sys
 import time
@@ -170,12 +171,21 @@ def describe(exc, generator_too=False):
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+def blas_kernel():
+    """The OpenBLAS kernel every run uses: on x86, Haswell's, as the scripts set it when
+    run (OpenBLAS would pick its AVX-512 kernels where the CPU has them, whose float32 sums
+    differ in the last bits, and a chaotic training ends elsewhere); elsewhere OpenBLAS's
+    own choice. The worker sets it before numpy loads; runs and pages are keyed by it."""
+    return "Haswell" if platform.machine() in ("x86_64", "AMD64") else ""
+
+
 def run_key(module, data, argv):
     """What a command's result depends on: the script (as loaded), its data, the flags,
     Python, numpy."""
     from importlib.metadata import version
 
-    return digest({"format": FORMAT, "script": module.site_sha256,
+    return digest({"format": FORMAT, "blas": blas_kernel(),
+                   "script": module.site_sha256,
                    "data": {d: sha256((CODE / d).read_bytes()) for d in data},
                    "argv": list(argv), "python": list(sys.version_info[:2]),
                    "numpy": version("numpy")})

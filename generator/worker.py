@@ -17,10 +17,16 @@ import os
 import signal
 import threading
 
+from .runs import blas_kernel  # noqa: E402 (imports no numpy)
+
 # One BLAS thread, as a reader's `python3 gru.py` uses: at these matrix sizes threads
-# only cost time, and float32 sums differ in the last bits with the thread count.
+# only cost time, and float32 sums differ in the last bits with the thread count. For the
+# same reason one BLAS kernel on every x86 CPU, as the scripts choose (runs.blas_kernel).
+# Both must be set before numpy loads.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
+if blas_kernel():
+    os.environ["OPENBLAS_CORETYPE"] = blas_kernel()
 
 import json  # noqa: E402
 import math  # noqa: E402

@@ -1,6 +1,12 @@
 """Fixtures and pytest's hooks. What the test modules share otherwise is in helpers.py."""
 
+import os
 import shutil
+
+from generator.runs import blas_kernel  # imports no numpy
+
+if blas_kernel():  # the tests' own numpy computes with the kernel the build and scripts use
+    os.environ.setdefault("OPENBLAS_CORETYPE", blas_kernel())
 
 import pytest
 

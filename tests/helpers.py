@@ -30,7 +30,10 @@ DOCS = ROOT / "docs"  # hand-written pages and the served scripts
 CODE = DOCS / "code"
 SITE = ROOT / "site"  # the built site
 CHROMIUM = Path("/usr/bin/chromium")
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# A reader's run as the scripts set it up: one BLAS thread, and on x86 one BLAS kernel
+# (generator.runs.blas_kernel says why; conftest sets it for the tests' own process).
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")}
 
 sys.path.insert(0, str(ROOT))
 from generator import markers as marker_syntax  # noqa: E402

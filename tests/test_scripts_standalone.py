@@ -160,3 +160,24 @@ def test_a_full_disk_is_one_line_and_status_1(script):
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [f"{script}: cannot write the output: "
                                         "No space left on device"], proc.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("OPENBLAS_CORETYPE"), reason="not an x86 machine: "
+                    "OpenBLAS chooses its kernel there (generator.runs.blas_kernel)")
+def test_a_readers_run_sets_the_builds_blas_kernel_itself(tmp_path):
+    """`python3 deeper.py --reverse` in a shell that sets nothing prints the build's table:
+    the script picks the BLAS kernel the build uses. Chapter 17's reversal is chaotic: with
+    OpenBLAS's AVX-512 kernels (which it picks where the CPU has them, as on the machine
+    this was written on) the seeds end elsewhere, so without the script's own setting this
+    fails on such a CPU: with OPENBLAS_CORETYPE=SkylakeX in the environment, what that CPU
+    picks, it was seen to fail there."""
+    from helpers import built_output
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    done = subprocess.run([sys.executable, str(CODE / "deeper.py"), "--reverse"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    built = built_output("deeper.py", "--reverse")
+    assert built is not None, "the build has not run deeper.py --reverse: make build"
+    strip = lambda text: [l for l in text.splitlines() if not l.startswith("time:")]  # noqa
+    assert strip(done.stdout) == strip(built)
