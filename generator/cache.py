@@ -92,6 +92,14 @@ def _publish(tmp, final):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _remove(path):
+    """Delete a file, or a folder where a file should be (a damaged entry of either kind)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _prune(entries, keep):
     """Delete all but the `keep` most recently used entries."""
     def mtime(p):
@@ -100,10 +108,7 @@ def _prune(entries, keep):
         except OSError:
             return 0
     for old in sorted(entries, key=mtime, reverse=True)[keep:]:
-        if old.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink(missing_ok=True)
+        _remove(old)
 
 
 class RunCache:
@@ -127,7 +132,7 @@ class RunCache:
             ok = False
         if not ok:
             warn(f"damaged run-cache entry {path}: recomputing it")
-            path.unlink(missing_ok=True)
+            _remove(path)
             return None
         os.utime(path)  # recently used: pruned last
         return value
@@ -138,6 +143,8 @@ class RunCache:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         os.close(fd)
         _write_json(Path(tmp), {"format": FORMAT, "sha256": digest(value), "value": value})
+        if path.is_dir():  # not an entry: it would keep this one out, build after build
+            _remove(path)
         _publish(Path(tmp), path)
         _prune(list(path.parent.glob("*.json")), KEEP_RUNS)
 
