@@ -146,8 +146,8 @@ def _check_closed(page, text, start, line, full):
             f"the next comment, on line {text.count(chr(10), 0, past.start()) + 1}"
             if past.group(0) == "<!--" else
             f"the blank line after line {text.count(chr(10), 0, past.start()) + 1}")
-    raise GeneratorError(f"docs/{page}:{line}: marker {shown!r} is not closed: no '-->' "
-                         f"before {into}")
+    raise GeneratorError(f"docs/{page}:{line}: malformed marker {shown!r}: it is not closed, "
+                         f"no '-->' before {into}")
 
 
 def parse(page, text, site=False):

@@ -271,16 +271,16 @@ def test_an_unclosed_marker_is_named_with_its_line():
     with pytest.raises(GeneratorError) as exc:
         markers.parse("ch12-rnn.md", broken)
     message = str(exc.value)
-    assert message.startswith(f"docs/ch12-rnn.md:{line}: marker '<!-- gen value factor_05:sci "
-                              "from rnn.py --vanish ->") and "is not closed" in message
+    assert message.startswith(f"docs/ch12-rnn.md:{line}: malformed marker '<!-- gen value "
+                              "factor_05:sci from rnn.py --vanish ->") and "not closed" in message
     assert "\n" not in message and "makes a block" not in message
 
 
 @pytest.mark.parametrize("tail, into", [("\n", "the end of the page"),
                                         ("\n\nMore prose. -->\n", "the blank line after line 1")])
 def test_an_unclosed_marker_says_what_it_runs_into(tail, into):
-    with pytest.raises(GeneratorError, match=f"docs/p.md:1: .* is not closed: no '-->' before "
-                                             f"{into}"):
+    with pytest.raises(GeneratorError, match=f"docs/p.md:1: malformed marker .*: it is not "
+                                             f"closed, no '-->' before {into}"):
         markers.parse("p.md", "A value <!-- gen value a:.2f from rnn.py --vanish" + tail)
 
 

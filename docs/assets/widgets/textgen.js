@@ -295,10 +295,12 @@ RW.define("textgen", function (figure, d, kit) {
   }
 
   function check() {  // the prompt and the seed as typed; a message, or the new good state
-    var raw = prompt.value, read = preprocess(raw), errors = [];
+    var raw = prompt.value, errors = [];
+    var tooLong = raw.length > d.max_length;  // measured first: a 1 MB paste is never read
+    var read = tooLong ? "" : preprocess(raw);
     note.textContent = "";
-    if (!read.length) errors.push("prompt: empty: type at least one letter or space");
-    else if (raw.length > d.max_length) errors.push("prompt: too long: at most " + d.max_length + " characters");
+    if (tooLong) errors.push("prompt: too long: at most " + d.max_length + " characters");
+    else if (!read.length) errors.push("prompt: empty: type at least one letter or space");
     else if (read !== raw) note.textContent = "Read as \u201c" + read + "\u201d: the model knows lower-case letters and spaces only, and reads every run of other characters as one space, as gru.py's preprocess() does.";
     if (errors.length) prompt.setAttribute("aria-invalid", "true");
     else { prompt.removeAttribute("aria-invalid"); good.prefix = read; }
