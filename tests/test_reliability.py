@@ -91,7 +91,11 @@ def test_ctrl_c_is_one_line_and_status_130(name, scripts, capsys, monkeypatch):
     def interrupted(args, out):
         raise KeyboardInterrupt
     monkeypatch.setattr(script, "run", interrupted)
-    assert script.main([]) == 130
+    try:
+        status = script.main([])
+    except KeyboardInterrupt:  # (it would stop pytest itself)
+        pytest.fail(f"{name}: Ctrl-C escaped main() as a traceback")
+    assert status == 130
     assert one_line(capsys, name) == f"{name}: interrupted"
 
 
@@ -108,13 +112,21 @@ def test_a_real_sigint_while_training(tmp_path):
 
 # -- 3. one rule for a command that would run for hours ---------------------------------
 
+def started(args, out):
+    raise AssertionError("the report started: the command was not refused")
+
+
 @pytest.mark.parametrize("name, argv, hours", [
     ("memory.py", "--row --cell gru --lag 1000 --steps 100000", 5.0),
     ("deeper.py", "--recall --lags 400,399,398,397,396 --steps 20000", 2.5),
     ("gru.py", "--compare --epochs 10000", 12.1)])
-def test_a_command_of_hours_is_refused_with_its_estimate(name, argv, hours, scripts, capfd):
+def test_a_command_of_hours_is_refused_with_its_estimate(name, argv, hours, scripts, capfd,
+                                                          monkeypatch):
     """The probe's three commands (7.5, 7 and 12.6 hours by its measure) are refused at
     once, saying the estimate: the harness's one rule, from each script's estimate."""
+    script = scripts[name]
+    for flag, (help_text, _) in script.REPORTS.items():  # none may start: it would run hours
+        monkeypatch.setitem(script.REPORTS, flag, (help_text, started))
     start = time.perf_counter()
     assert scripts[name].main(argv.split()) == 1  # (main sends fd 1 to /dev/null: capfd)
     assert time.perf_counter() - start < 2
@@ -247,7 +259,7 @@ def test_a_build_whose_output_cannot_be_written_says_so_in_one_line(tmp_path, mo
     import generator.build
 
     monkeypatch.setattr(generator.build, "build", lambda site, deploy=False: None)
-    full = open("/dev/full", "w")
+    full = open("/dev/full", "w", buffering=1)  # as a shell gives it: each line written
     monkeypatch.setattr(sys, "stdout", full)
     saved = os.dup(full.fileno())
     try:
