@@ -339,3 +339,26 @@ def test_backup_files_are_excluded_and_the_site_s_files_are_not(tmp_path):
     published = {uri for uri, inclusion in files.items()
                  if inclusion not in (InclusionLevel.EXCLUDED,)}
     assert sorted(published) == sorted(kept)
+
+
+# -- minor: a NUL byte in a URL under `make serve` -------------------------------------------
+
+def test_a_nul_byte_in_a_served_url_is_a_404_not_a_500(tmp_path, caplog):
+    """`/%00` reached open() in MkDocs' dev server: a 500 and a traceback in the log."""
+    from mkdocs.livereload import LiveReloadServer
+
+    from generator import hook
+
+    (tmp_path / "index.html").write_text("<p>home</p>")
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path))
+    try:
+        hook.on_serve(server, None, None)
+        said = []
+        for path in ("/%00", "/index.html%00.png", "/"):
+            environ = {"PATH_INFO": path.replace("%00", "\0"), "REQUEST_METHOD": "GET"}
+            body = server.serve_request(environ, lambda status, headers: said.append(status))
+            b"".join(body)
+        assert said == ["404 Not Found", "404 Not Found", "200 OK"], said
+        assert "Traceback" not in caplog.text and "500" not in caplog.text
+    finally:
+        server.server_close()
