@@ -111,6 +111,21 @@ def _prune(entries, keep):
         _remove(old)
 
 
+def _alive(name):
+    """Whether the build that made the temporary folder .tmp-<pid>-... still runs (true for
+    a name without a pid: then its age decides)."""
+    pid = name.split("-")[1] if name.count("-") >= 2 else ""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        pass
+    return True
+
+
 class RunCache:
     """What one command of one script printed and returned, by content key."""
 
@@ -229,17 +244,18 @@ class PageCache:
         return True
 
     def new_folder(self, group):
-        """A fresh temporary folder for a worker to write its files into (and the
-        leftovers of workers killed more than an hour ago removed)."""
+        """A fresh temporary folder for a worker to write its files into, named after the
+        build that made it; the leftovers of builds that are gone (SIGKILL) removed, and
+        any over an hour old."""
         folder = self._group(group)
         folder.mkdir(parents=True, exist_ok=True)
         for old in folder.glob(".tmp-*"):
             try:
-                if old.stat().st_mtime < time.time() - 3600:
+                if not _alive(old.name) or old.stat().st_mtime < time.time() - 3600:
                     shutil.rmtree(old, ignore_errors=True)
             except OSError:
                 pass
-        return Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        return Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", dir=folder))
 
     def store(self, group, tmp, job, deps, fragments, files, seconds):
         """Publish a worker's output (its files already in tmp/files/) as an entry."""

@@ -362,3 +362,23 @@ def test_a_nul_byte_in_a_served_url_is_a_404_not_a_500(tmp_path, caplog):
         assert "Traceback" not in caplog.text and "500" not in caplog.text
     finally:
         server.server_close()
+
+
+# -- minor: a killed build's temporary folders ------------------------------------------------
+
+def test_a_killed_build_s_temporary_folders_go_at_the_next_build(tmp_path):
+    """After SIGKILL, page-cache .tmp-* folders stayed for an hour: now those of a build
+    that is gone go at once; a running build's (this process's) stay."""
+    from generator.cache import PageCache
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no process has now
+    cache = PageCache(tmp_path)
+    folder = tmp_path / "pages" / "rnn"
+    killed = folder / f".tmp-{gone.pid}-abc"
+    running = folder / f".tmp-{os.getpid()}-def"
+    for leftover in (killed, running):
+        (leftover / "files").mkdir(parents=True)
+    fresh = cache.new_folder("rnn")
+    assert fresh.name.startswith(f".tmp-{os.getpid()}-")
+    assert not killed.exists() and running.exists() and fresh.exists()
