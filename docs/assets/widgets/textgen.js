@@ -163,6 +163,9 @@ RW.define("textgen", function (figure, d, kit) {
   var promptId = kit.uid("rw-prompt");
   var prompt = el("input", { type: "text", id: promptId, value: d.prefix, autocomplete: "off",
                              spellcheck: "false", "data-input": "prompt",
+                             // a paste is cut at one character past the limit: the browser
+                             // never holds a 1 MB prompt, and "too long" is still said
+                             maxlength: String(d.max_length + 1),
                              "aria-describedby": message.id + " " + note.id });
   var good = { prefix: d.prefix };
   var temperature = kit.slider({
