@@ -72,6 +72,14 @@ def test_a_corpus_at_the_bound_is_read(name, scripts, tmp_path, monkeypatch):
         script.read_corpus(exact)
 
 
+@pytest.mark.parametrize("name", ["deeper.py", "gru.py"])
+def test_a_corpus_that_is_not_utf8_is_refused_with_the_offset(name, scripts, tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"abcdefgh\xe9ijk")
+    with pytest.raises(scripts[name].Refused, match=r"not UTF-8 text \(byte 0xe9 at offset 8\)"):
+        scripts[name].read_corpus(path)
+
+
 def test_deeper_refuses_dev_zero_in_one_line():
     start = time.perf_counter()
     done = run_script("deeper.py", "--tagging", "--corpus", "/dev/zero", timeout=60)
