@@ -390,3 +390,42 @@ def test_a_killed_build_s_temporary_folders_go_at_the_next_build(tmp_path):
     fresh = cache.new_folder("rnn")
     assert fresh.name.startswith(f".tmp-{os.getpid()}-")
     assert not killed.exists() and running.exists() and fresh.exists()
+
+
+# -- 11. a 1 MB paste into chapter 14's prompt ------------------------------------------------
+
+@pytest.mark.browser
+def test_a_huge_paste_into_the_prompt_is_cut_before_any_work(tmp_path, chromium_path):
+    """The widget alone, on a page of its own (docs/assets, a stand-in for its data): a
+    1 MB paste blocked the page for 599 + 390 ms. The browser now keeps one character past
+    the limit, so the prompt never holds the megabyte, and the message says "too long"."""
+    from playwright.sync_api import sync_playwright
+
+    from helpers import DOCS, StaticServer, launch_chromium
+
+    (tmp_path / "assets").symlink_to(DOCS / "assets")
+    data = {"title": "t", "caption": "c", "model": {"url": "missing.json", "bytes": 1},
+            "prefix": "it has", "max_length": 200,
+            "temperature": {"values": [0.5, 1.0], "index": 0},
+            "length": {"values": [20, 40], "index": 0}, "seed": 0, "top": 5}
+    (tmp_path / "data.json").write_text(json.dumps(data))
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><div class="rw-widget" data-widget="textgen" data-src="data.json">'
+        '</div><script src="assets/widgets.js"></script>')
+    server = StaticServer(tmp_path).start()
+    try:
+        with sync_playwright() as playwright:
+            browser = launch_chromium(playwright, chromium_path)
+            page = browser.new_page()
+            page.goto(server.url)
+            page.wait_for_selector('.rw-widget[data-state="ready"] input[data-input="prompt"]')
+            prompt = page.locator('input[data-input="prompt"]')
+            prompt.select_text()
+            page.keyboard.insert_text("x" * 1_000_000)  # as a paste arrives: one insertion
+            length = prompt.evaluate("(p) => p.value.length")
+            message = page.locator(".rw-error").first.inner_text()
+            browser.close()
+    finally:
+        server.stop()
+    assert length == 201, length
+    assert message.startswith("prompt: too long: at most 200 characters"), message
