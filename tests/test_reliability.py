@@ -395,13 +395,11 @@ def test_a_killed_build_s_temporary_folders_go_at_the_next_build(tmp_path):
 # -- 11. a 1 MB paste into chapter 14's prompt ------------------------------------------------
 
 @pytest.mark.browser
-def test_a_huge_paste_into_the_prompt_is_cut_before_any_work(tmp_path, chromium_path):
+def test_a_huge_paste_into_the_prompt_is_cut_before_any_work(tmp_path, browser):
     """The widget alone, on a page of its own (docs/assets, a stand-in for its data): a
     1 MB paste blocked the page for 599 + 390 ms. The browser now keeps one character past
     the limit, so the prompt never holds the megabyte, and the message says "too long"."""
-    from playwright.sync_api import sync_playwright
-
-    from helpers import DOCS, StaticServer, launch_chromium
+    from helpers import DOCS, StaticServer
 
     (tmp_path / "assets").symlink_to(DOCS / "assets")
     data = {"title": "t", "caption": "c", "model": {"url": "missing.json", "bytes": 1},
@@ -413,19 +411,17 @@ def test_a_huge_paste_into_the_prompt_is_cut_before_any_work(tmp_path, chromium_
         '<!doctype html><div class="rw-widget" data-widget="textgen" data-src="data.json">'
         '</div><script src="assets/widgets.js"></script>')
     server = StaticServer(tmp_path).start()
+    page = browser.new_page()
     try:
-        with sync_playwright() as playwright:
-            browser = launch_chromium(playwright, chromium_path)
-            page = browser.new_page()
-            page.goto(server.url)
-            page.wait_for_selector('.rw-widget[data-state="ready"] input[data-input="prompt"]')
-            prompt = page.locator('input[data-input="prompt"]')
-            prompt.select_text()
-            page.keyboard.insert_text("x" * 1_000_000)  # as a paste arrives: one insertion
-            length = prompt.evaluate("(p) => p.value.length")
-            message = page.locator(".rw-error").first.inner_text()
-            browser.close()
+        page.goto(server.url)
+        page.wait_for_selector('.rw-widget[data-state="ready"] input[data-input="prompt"]')
+        prompt = page.locator('input[data-input="prompt"]')
+        prompt.select_text()
+        page.keyboard.insert_text("x" * 1_000_000)  # as a paste arrives: one insertion
+        length = prompt.evaluate("(p) => p.value.length")
+        message = page.locator(".rw-error").first.inner_text()
     finally:
+        page.close()
         server.stop()
     assert length == 201, length
     assert message.startswith("prompt: too long: at most 200 characters"), message
