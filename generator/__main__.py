@@ -86,6 +86,17 @@ def serve(port):
                       "--config-file", str(ROOT / "mkdocs.yml")])
 
 
+def say_done(line):
+    """The build's last line on stdout; if stdout cannot take it (`> /dev/full`), say so on
+    stderr in one line instead: the build itself succeeded, and its status stays 0."""
+    try:
+        print(line, flush=True)
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        print(f"generator: the site is built, but standard output could not be written "
+              f"({exc.strerror or exc})", file=sys.stderr)
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
@@ -123,9 +134,9 @@ def main(argv=None):
         if args.command == "deploy":
             os.chdir(ROOT)  # git, as gh-deploy runs it, in the repository
         build(site, deploy=args.command == "deploy")
-        print(f"generator: site built in {os.path.relpath(site)}/ "
-              + ("and published " if args.command == "deploy" else "")
-              + f"({time.perf_counter() - started:.1f} s)")
+        say_done(f"generator: site built in {os.path.relpath(site)}/ "
+                 + ("and published " if args.command == "deploy" else "")
+                 + f"({time.perf_counter() - started:.1f} s)")
     except GeneratorError as exc:
         print(f"generator: error: {exc}", file=sys.stderr)
         after_failure()

@@ -85,8 +85,16 @@ def _publish(cfg):
         status, said = 1, getattr(exc, "message", None) or str(exc)
     if status != 0:
         _git("update-ref", ref, before) if before else _git("update-ref", "-d", ref)
-        lines = [line.strip() for line in said.splitlines() if line.strip()]
-        why = next((line for line in lines if "rejected" in line), lines[-1] if lines else "")
-        raise GeneratorError(f"publishing to {remote}'s {branch} failed: {why or 'git said nothing'}"
+        raise GeneratorError(f"publishing to {remote}'s {branch} failed: {git_said(said)}"
                              f"; nothing was published, and the local branch {branch} is as it "
                              "was")
+
+
+def git_said(output):
+    """What a failed git command said, in one line: its rejected, fatal and error lines
+    (`fatal: 'origin' does not appear to be a git repository; fatal: Could not read from
+    remote repository.`), else its first line; never a fragment of its advice."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = [line for line in lines if "rejected" in line]
+    said = said or [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return "; ".join(said or lines[:1]) or "git said nothing"

@@ -92,6 +92,14 @@ def _publish(tmp, final):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _remove(path):
+    """Delete a file, or a folder where a file should be (a damaged entry of either kind)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _prune(entries, keep):
     """Delete all but the `keep` most recently used entries."""
     def mtime(p):
@@ -100,10 +108,22 @@ def _prune(entries, keep):
         except OSError:
             return 0
     for old in sorted(entries, key=mtime, reverse=True)[keep:]:
-        if old.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink(missing_ok=True)
+        _remove(old)
+
+
+def _alive(name):
+    """Whether the build that made the temporary folder .tmp-<pid>-... still runs (true for
+    a name without a pid: then its age decides)."""
+    pid = name.split("-")[1] if name.count("-") >= 2 else ""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        pass
+    return True
 
 
 class RunCache:
@@ -127,7 +147,7 @@ class RunCache:
             ok = False
         if not ok:
             warn(f"damaged run-cache entry {path}: recomputing it")
-            path.unlink(missing_ok=True)
+            _remove(path)
             return None
         os.utime(path)  # recently used: pruned last
         return value
@@ -138,6 +158,8 @@ class RunCache:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         os.close(fd)
         _write_json(Path(tmp), {"format": FORMAT, "sha256": digest(value), "value": value})
+        if path.is_dir():  # not an entry: it would keep this one out, build after build
+            _remove(path)
         _publish(Path(tmp), path)
         _prune(list(path.parent.glob("*.json")), KEEP_RUNS)
 
@@ -222,17 +244,18 @@ class PageCache:
         return True
 
     def new_folder(self, group):
-        """A fresh temporary folder for a worker to write its files into (and the
-        leftovers of workers killed more than an hour ago removed)."""
+        """A fresh temporary folder for a worker to write its files into, named after the
+        build that made it; the leftovers of builds that are gone (SIGKILL) removed, and
+        any over an hour old."""
         folder = self._group(group)
         folder.mkdir(parents=True, exist_ok=True)
         for old in folder.glob(".tmp-*"):
             try:
-                if old.stat().st_mtime < time.time() - 3600:
+                if not _alive(old.name) or old.stat().st_mtime < time.time() - 3600:
                     shutil.rmtree(old, ignore_errors=True)
             except OSError:
                 pass
-        return Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        return Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", dir=folder))
 
     def store(self, group, tmp, job, deps, fragments, files, seconds):
         """Publish a worker's output (its files already in tmp/files/) as an entry."""

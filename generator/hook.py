@@ -89,6 +89,21 @@ def on_startup(command, dirty):
             _state["sigterm"] = signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def on_serve(server, config, builder):
+    """Under `mkdocs serve`, a path holding a NUL byte (`/%00`) is a page that does not
+    exist, 404, like any other; MkDocs' server passes it to open(), whose ValueError was a
+    500 and a traceback in the log. (Wraps its private _serve_request, which says None for
+    "not found"; mkdocs is pinned in requirements.txt.)"""
+    serve = server._serve_request
+
+    def without_nul(environ, start_response):
+        if "\0" in environ.get("PATH_INFO", ""):
+            return None
+        return serve(environ, start_response)
+    server._serve_request = without_nul
+    return server
+
+
 def on_shutdown():
     if _state["staging"] is not None:
         _state["staging"].discard()

@@ -131,6 +131,25 @@ def _mask_code(text):
     return CODE_SPAN.sub(lambda m: _blank(m.group(0)), _mask_indented(text))
 
 
+RUNS_INTO = re.compile(r"<!--|\n[ \t]*\n")  # what an unclosed marker's body runs into
+
+
+def _check_closed(page, text, start, line, full):
+    """GeneratorError, naming the marker and its line, if the marker has no `-->` of its
+    own: its body would run into the next comment, past a blank line, or to the end."""
+    body_end = full.end() if full else len(text)
+    past = RUNS_INTO.search(text, start + 4, body_end)
+    if full and not past:
+        return
+    shown = text[start:].split("\n", 1)[0].strip()
+    into = ("the end of the page" if not past else
+            f"the next comment, on line {text.count(chr(10), 0, past.start()) + 1}"
+            if past.group(0) == "<!--" else
+            f"the blank line after line {text.count(chr(10), 0, past.start()) + 1}")
+    raise GeneratorError(f"docs/{page}:{line}: malformed marker {shown!r}: it is not closed, "
+                         f"no '-->' before {into}")
+
+
 def parse(page, text, site=False):
     """Every marker of a page (docs-relative path, text); GeneratorError if one is malformed.
     The site's markers (<!-- gen site NAME -->) are left out, or with site=True are the only
@@ -139,6 +158,7 @@ def parse(page, text, site=False):
     for m in START.finditer(_mask_code(text)):
         line = text.count("\n", 0, m.start()) + 1
         full = BODY.match(text, m.start())
+        _check_closed(page, text, m.start(), line, full)
         body = " ".join(full.group(1).split()) if full else ""
         kind = body.split(" ", 1)[0]
         fields = None

@@ -30,8 +30,8 @@ from .cache import FORMAT, digest, sha256
 from .chapter import CODE, ROOT, GeneratorError, log
 from .tables import command
 
-REQUIRED = ("REPORTS", "DEFAULT", "OPTIONS", "add_options", "Printer", "parse_args", "run",
-            "main")
+REQUIRED = ("REPORTS", "DEFAULT", "OPTIONS", "estimate_seconds", "add_options", "Printer",
+            "parse_args", "run", "main")
 HARNESS = Path(__file__).with_name("harness.py")  # the canonical copy of the harness
 HARNESS_OPEN = "# The harness: the same in every script of the site, checked when it is built."
 HARNESS_END = "# ------------------------------------------------------------- end of the harness"
@@ -148,7 +148,8 @@ def load_script(name):
     missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
         raise GeneratorError(f"{where}: defines no {', '.join(missing)} (every served script "
-                             "has REPORTS, DEFAULT, OPTIONS and add_options, and the harness; "
+                             "has REPORTS, DEFAULT, OPTIONS, estimate_seconds and add_options, "
+                             "and the harness; "
                              "see docs/building.md)")
     return module
 
@@ -180,15 +181,25 @@ def blas_kernel():
 
 
 def run_key(module, data, argv):
-    """What a command's result depends on: the script (as loaded), its data, the flags,
-    Python, numpy."""
+    """What a command's result depends on: the script (as loaded), its data, the flags, the
+    files they name, Python, numpy."""
     from importlib.metadata import version
 
-    return digest({"format": FORMAT, "blas": blas_kernel(),
-                   "script": module.site_sha256,
-                   "data": {d: sha256((CODE / d).read_bytes()) for d in data},
-                   "argv": list(argv), "python": list(sys.version_info[:2]),
-                   "numpy": version("numpy")})
+    key = {"format": FORMAT, "blas": blas_kernel(), "script": module.site_sha256,
+           "data": {d: sha256((CODE / d).read_bytes()) for d in data},
+           "argv": list(argv), "python": list(sys.version_info[:2]), "numpy": version("numpy")}
+    named = files_named(argv)
+    if named:  # (absent when none: the keys of every other run stay as they were)
+        key["files"] = {f: sha256((ROOT / f).read_bytes()) for f in named}
+    return digest(key)
+
+
+def files_named(argv):
+    """The files a command's flags name (`--corpus docs/code/alt.txt`, `--corpus=alt.txt`;
+    relative to the repository, where the build runs): what it reads besides the script and
+    its data, so part of its run's key and of its page's inputs."""
+    words = {part for arg in argv for part in (arg, arg.partition("=")[2]) if part}
+    return sorted(w for w in words if (ROOT / w).is_file())
 
 
 def run_command(module, name, argv, data, cache):

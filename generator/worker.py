@@ -30,6 +30,7 @@ if blas_kernel():
 
 import json  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -64,6 +65,7 @@ def compute(job, out, doing=lambda what: None):
             run = runs.run_command(script, name, argv, data, cache)
             for table, text in run.tables.items():
                 check_numbers(name, run.command, table, text)
+            check_printed(name, run.command, run.text)  # outputs, code page, notebook
             memo[argv] = run
         return memo[argv]
 
@@ -101,6 +103,8 @@ def run_fragment(m, run, where):
     if m["kind"] == "output":
         return console_block(run.text, prompt=run.command)
     value = lookup(run, m["name"], where)
+    check_finite(value.plain() if isinstance(value, runs.Record) else value,
+                 f"{where}: {m['name']} of `{run.command}`")
     return format_value(value.plain() if isinstance(value, runs.Record) else value, m["fmt"],
                         f"{where}: {m['name']}")
 
@@ -133,6 +137,32 @@ def check_numbers(name, cmd, table, text):
                 raise GeneratorError(
                     f"docs/code/{name}: `{cmd}` prints table {table!r} with {cell!r} in column "
                     f"{title!r}, {row}: a table on the site shows finite numbers only")
+
+
+NON_FINITE = re.compile(r"(?<![\w.])[-+]?(?:nan|inf(?:inity)?)(?!\w)", re.I)  # nan, -inf
+
+
+def check_printed(name, cmd, text):
+    """GeneratorError at the first non-finite number a command prints (a vector's cell,
+    "1.5 ± nan", a line of prose): the site shows its whole output, on the page, the code
+    page and in the notebook, and shows finite numbers only."""
+    m = NON_FINITE.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        shown = text.split("\n")[line - 1].strip()
+        raise GeneratorError(f"docs/code/{name}: `{cmd}` prints {m.group(0)!r} on line {line} of "
+                             f"its output ({shown!r}): the site shows finite numbers only")
+
+
+def check_finite(value, where):
+    """GeneratorError if a value a page quotes is, or holds, a number that is not finite."""
+    items = value.values() if isinstance(value, dict) else \
+        value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, (dict, list)):
+            check_finite(item, where)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise GeneratorError(f"{where} is {value!r}: the site shows finite numbers only")
 
 
 def lookup(run, dotted, where):
@@ -214,11 +244,17 @@ def run_usage(chapter, served, data):
     return proc.stdout
 
 
+def named_by(job):
+    """The files the markers' commands name in their flags (`--corpus docs/code/alt.txt`)."""
+    return runs.files_named([a for m in job["markers"] if m["kind"] in RUN_KINDS
+                             for a in m["argv"]])
+
+
 def inputs(job):
     """The hashes of the files a job starts from: requirements, script, data, and every
     generator module as it is before any is imported (one edited while the worker runs
     would otherwise be recorded with its new hash beside output from its old code)."""
-    files = ["requirements.txt", f"docs/code/{job['script']}"]
+    files = ["requirements.txt", f"docs/code/{job['script']}", *named_by(job)]
     files += [f"docs/code/{d}" for d in job["data"]]
     files += sorted(p.relative_to(ROOT).as_posix() for p in GENERATOR.rglob("*.py"))
     return {rel: sha256((ROOT / rel).read_bytes()) for rel in files}
@@ -234,6 +270,8 @@ def dependencies(job, started_with, quoted):
     deps[f"docs/code/{job['script']}"] = ROOT / "docs" / "code" / job["script"]
     for d in job["data"]:
         deps[f"docs/code/{d}"] = ROOT / "docs" / "code" / d
+    for rel in named_by(job):
+        deps[rel] = ROOT / rel
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if path and Path(path).resolve().is_relative_to(GENERATOR):

@@ -110,7 +110,7 @@ def test_a_corpus_past_the_bound_is_refused_after_reading_only_the_bound(tmp_pat
     """17.14: a huge file must not be read whole. With the bound at 1 MB, a 50 MB file is
     refused, and reading it stops at the bound (quick, and the memory of the bound)."""
     import tracemalloc
-    monkeypatch.setattr(gru, 'MAX_CORPUS_BYTES', 1_000_000)
+    monkeypatch.setattr(gru, 'MAX_FILE_BYTES', 1_000_000)
     big = tmp_path / 'big.txt'
     with open(big, 'wb') as f:
         f.truncate(50_000_000)                         # sparse: 50 MB of zero bytes

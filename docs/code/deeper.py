@@ -102,12 +102,9 @@ S2S_HIDDEN, S2S_BATCH, S2S_STEPS = 32, 64, 1000
 
 def read_corpus(path=CORPUS):
     """d2l's preprocessing: every run of non-letters becomes one space, lower case; then
-    the characters as token ids (positions in VOCAB)."""
-    try:
-        text = Path(path).read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refused(f"cannot read the corpus {path}: {getattr(exc, 'strerror', None) or exc}")
-    chars = re.sub("[^A-Za-z]+", " ", text).lower()
+    the characters as token ids (positions in VOCAB). The harness's read_file refuses a
+    file it cannot read or one past its size bound."""
+    chars = re.sub("[^A-Za-z]+", " ", read_file(path, "the corpus")).lower()
     ids = np.array([VOCAB.index(c) for c in chars[:NUM_TRAIN + NUM_VAL + NUM_STEPS]])
     if len(ids) < NUM_TRAIN + NUM_VAL + NUM_STEPS:
         raise Refused(f"the corpus {path} is too short: {len(ids):,} characters after "
@@ -1334,6 +1331,23 @@ def symbol_string(text):
     return text
 
 
+SHARED_TRAINING = (  # (reports that share their models, default steps, seconds a step)
+    (("stacked", "layers"), LM_STEPS, 0.04),  # on one core, measured
+    (("reverse", "attention", "exposure"), S2S_STEPS, 0.015))
+RECALL_SECONDS = 2.2e-4  # one --recall step, per step of the sequence (lag + 10): measured
+
+
+def estimate_seconds(args):
+    """About how long the chosen reports train for (the harness refuses a command past an
+    hour); models that reports share are trained once."""
+    seconds = sum(per_step * steps_of(args, default) for flags, default, per_step
+                  in SHARED_TRAINING if set(flags) & set(args.chosen))
+    if "recall" in args.chosen:
+        lags = args.lags or R_LAGS
+        seconds += RECALL_SECONDS * steps_of(args, R_STEPS) * sum(lag + 10 for lag in lags)
+    return seconds
+
+
 def add_options(parser):
     parser.add_argument("--steps", metavar="N", type=number(int, 1, MAX_STEPS),
                         help=f"the training steps of the models shown, 1 to {MAX_STEPS:,} "
@@ -1346,7 +1360,8 @@ def add_options(parser):
                         help=f"--attention: one more string to reverse, of the symbols {SYMBOLS}")
     parser.add_argument("--corpus", metavar="PATH",
                         help="--stacked, --layers, --leak, --tagging: another text (default: "
-                             "timemachine.txt next to deeper.py)")
+                             f"timemachine.txt next to deeper.py), at most {MAX_FILE_BYTES:,} "
+                             "bytes")
 
 
 # ---------------------------------------------------------------------------
@@ -1355,6 +1370,8 @@ def add_options(parser):
 # ---------------------------------------------------------------------------
 
 NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
+MAX_FILE_BYTES = 10_000_000  # a file named on the command line: a larger one is refused
+LONGEST_HOURS = 1  # a command estimate_seconds(args) puts past this is refused
 
 
 class Printer:
@@ -1397,9 +1414,28 @@ def number(kind, low, high):  # an argparse type: a number of kind (int or float
     def check(text):  # not a number: kind raises ValueError, "invalid int value: 'x'"
         if not low <= kind(text) <= high:  # (nan fails it too)
             raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
-        return kind(text)
+        return kind(text) + 0  # -0.0 becomes 0.0 (numpy refuses a scale of -0.0)
     check.__name__ = kind.__name__
     return check
+
+
+def read_file(path, what):
+    """The text of a file named on the command line. Refused, in one line, if it cannot be
+    read, is not UTF-8 or is larger than MAX_FILE_BYTES (only that much is read, so
+    /dev/zero stops there). what: how the message names it ("the corpus")."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise Refused(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise Refused(f"cannot read {what} {path}: larger than {MAX_FILE_BYTES:,} bytes "
+                      "(cut the file down)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"cannot read {what} {path}: not UTF-8 text (byte "
+                      f"0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 def parse_args(argv=None):
@@ -1417,7 +1453,13 @@ def parse_args(argv=None):
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}."""
+    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}.
+    Refused first, saying the estimate, if the script's estimate_seconds(args) is more than
+    LONGEST_HOURS: one rule, in every script, for a command that would run for hours."""
+    hours = estimate_seconds(args) / 3600
+    if hours > LONGEST_HOURS:
+        raise Refused(f"this command would run for about {hours:.1f} hours (an estimate; over "
+                      f"{LONGEST_HOURS:g} h is refused): ask for fewer steps, epochs or lags")
     records = {}
     for flag in args.chosen:
         out.gap = "\n\n" if records else ""
@@ -1426,8 +1468,8 @@ def run(args, out):
 
 
 def main(argv=None):
-    args = parse_args(argv)
     try:
+        args = parse_args(argv)
         if np is None:
             raise Refused("needs numpy: pip install numpy")
         records = run(args, Printer())
@@ -1437,6 +1479,9 @@ def main(argv=None):
             why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
             print(f"{NAME}: {why}", file=sys.stderr)
         return 0 if isinstance(exc, BrokenPipeError) else 1
+    except KeyboardInterrupt:  # Ctrl-C: one line, and the status a shell expects (128 + 2)
+        print(f"{NAME}: interrupted", file=sys.stderr)
+        return 130
     return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
 
 # ------------------------------------------------------------- end of the harness

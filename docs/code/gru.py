@@ -62,7 +62,6 @@ class Refused(Exception):
 # ================================================================ settings
 
 CORPUS = Path(__file__).with_name('timemachine.txt')  # the default text
-MAX_CORPUS_BYTES = 10_000_000                      # larger files are refused (the book: 0.18 MB)
 VOCAB = [' ', '<unk>'] + [chr(c) for c in range(ord('a'), ord('z') + 1)]  # d2l's 28 tokens
 CELLS = ('gru', 'lstm', 'rnn')                     # the three recurrent cells
 MODEL_NAMES = {'gru': 'GRU', 'lstm': 'LSTM', 'rnn': 'plain RNN'}
@@ -107,21 +106,9 @@ def preprocess(text):
 
 
 def read_corpus(path):
-    """The file's text after preprocessing. Refused if it cannot be read, is not UTF-8
-    or is larger than MAX_CORPUS_BYTES (only that much is read: /dev/zero stops there)."""
-    try:
-        with open(path, 'rb') as f:
-            data = f.read(MAX_CORPUS_BYTES + 1)
-    except OSError as e:
-        raise Refused(f'cannot read corpus {path}: {e.strerror or e}') from None
-    if len(data) > MAX_CORPUS_BYTES:
-        raise Refused(f'cannot read corpus {path}: larger than {MAX_CORPUS_BYTES:,} bytes '
-                      f'(training reads the first 15,032 characters: cut the file down)')
-    try:
-        return preprocess(data.decode('utf-8'))
-    except UnicodeDecodeError as e:
-        raise Refused(f'cannot read corpus {path}: not UTF-8 text (byte '
-                      f'0x{data[e.start]:02x} at offset {e.start})') from None
+    """The file's text after preprocessing (the harness's read_file refuses a file it cannot
+    read, one that is not UTF-8 and one past its size bound)."""
+    return preprocess(read_file(path, 'corpus'))
 
 
 @dataclass
@@ -1239,6 +1226,23 @@ OPTIONS = {  # option -> the reports it changes; with none of them, it is refuse
 }
 
 
+SECONDS_PER_EPOCH = {'gru': 0.45, 'lstm': 0.5, 'rnn': 0.25}  # one model on one core, measured
+MODELS_OF = {'distance': CELLS, 'inside': ('gru',), 'saturation': ('gru', 'lstm'),
+             'export': ('gru',)}  # the models a report trains (d2l_models'), besides its own
+
+
+def estimate_seconds(args):
+    """About how long the chosen reports train for, each model once (the harness refuses a
+    command past an hour)."""
+    cells = {args.cell or 'gru'} if 'train' in args.chosen else set()
+    cells.update(*(MODELS_OF[flag] for flag in args.chosen if flag in MODELS_OF))
+    models = [(cell, 1) for cell in cells]
+    if 'compare' in args.chosen:
+        models += [(cell, seeds) for _, cell, _, _, seeds in COMPARE]
+    per_epoch = sum(SECONDS_PER_EPOCH[cell] * seeds for cell, seeds in models)
+    return per_epoch * (args.epochs or Config.epochs)
+
+
 def add_options(ap):
     ap.add_argument('--cell', choices=CELLS,
                     help='the cell to train: gru (default), lstm or rnn; with --gradcheck, '
@@ -1255,7 +1259,7 @@ def add_options(ap):
                     help="the LSTM's initial forget-gate bias b_f, -10 to 10, with --cell lstm "
                          "(default 0, d2l's)")
     ap.add_argument('--corpus', type=Path, metavar='PATH',
-                    help=f'the text to train on, at most {MAX_CORPUS_BYTES:,} bytes of UTF-8 '
+                    help=f'the text to train on, at most {MAX_FILE_BYTES:,} bytes of UTF-8 '
                          f'(default: timemachine.txt next to gru.py)')
 
 
@@ -1266,6 +1270,8 @@ def add_options(ap):
 # ---------------------------------------------------------------------------
 
 NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
+MAX_FILE_BYTES = 10_000_000  # a file named on the command line: a larger one is refused
+LONGEST_HOURS = 1  # a command estimate_seconds(args) puts past this is refused
 
 
 class Printer:
@@ -1308,9 +1314,28 @@ def number(kind, low, high):  # an argparse type: a number of kind (int or float
     def check(text):  # not a number: kind raises ValueError, "invalid int value: 'x'"
         if not low <= kind(text) <= high:  # (nan fails it too)
             raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
-        return kind(text)
+        return kind(text) + 0  # -0.0 becomes 0.0 (numpy refuses a scale of -0.0)
     check.__name__ = kind.__name__
     return check
+
+
+def read_file(path, what):
+    """The text of a file named on the command line. Refused, in one line, if it cannot be
+    read, is not UTF-8 or is larger than MAX_FILE_BYTES (only that much is read, so
+    /dev/zero stops there). what: how the message names it ("the corpus")."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise Refused(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise Refused(f"cannot read {what} {path}: larger than {MAX_FILE_BYTES:,} bytes "
+                      "(cut the file down)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"cannot read {what} {path}: not UTF-8 text (byte "
+                      f"0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 def parse_args(argv=None):
@@ -1328,7 +1353,13 @@ def parse_args(argv=None):
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}."""
+    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}.
+    Refused first, saying the estimate, if the script's estimate_seconds(args) is more than
+    LONGEST_HOURS: one rule, in every script, for a command that would run for hours."""
+    hours = estimate_seconds(args) / 3600
+    if hours > LONGEST_HOURS:
+        raise Refused(f"this command would run for about {hours:.1f} hours (an estimate; over "
+                      f"{LONGEST_HOURS:g} h is refused): ask for fewer steps, epochs or lags")
     records = {}
     for flag in args.chosen:
         out.gap = "\n\n" if records else ""
@@ -1337,8 +1368,8 @@ def run(args, out):
 
 
 def main(argv=None):
-    args = parse_args(argv)
     try:
+        args = parse_args(argv)
         if np is None:
             raise Refused("needs numpy: pip install numpy")
         records = run(args, Printer())
@@ -1348,6 +1379,9 @@ def main(argv=None):
             why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
             print(f"{NAME}: {why}", file=sys.stderr)
         return 0 if isinstance(exc, BrokenPipeError) else 1
+    except KeyboardInterrupt:  # Ctrl-C: one line, and the status a shell expects (128 + 2)
+        print(f"{NAME}: interrupted", file=sys.stderr)
+        return 130
     return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
 
 # ------------------------------------------------------------- end of the harness

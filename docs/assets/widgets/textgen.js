@@ -163,6 +163,9 @@ RW.define("textgen", function (figure, d, kit) {
   var promptId = kit.uid("rw-prompt");
   var prompt = el("input", { type: "text", id: promptId, value: d.prefix, autocomplete: "off",
                              spellcheck: "false", "data-input": "prompt",
+                             // a paste is cut at one character past the limit: the browser
+                             // never holds a 1 MB prompt, and "too long" is still said
+                             maxlength: String(d.max_length + 1),
                              "aria-describedby": message.id + " " + note.id });
   var good = { prefix: d.prefix };
   var temperature = kit.slider({
@@ -295,10 +298,12 @@ RW.define("textgen", function (figure, d, kit) {
   }
 
   function check() {  // the prompt and the seed as typed; a message, or the new good state
-    var raw = prompt.value, read = preprocess(raw), errors = [];
+    var raw = prompt.value, errors = [];
+    var tooLong = raw.length > d.max_length;  // measured first: a 1 MB paste is never read
+    var read = tooLong ? "" : preprocess(raw);
     note.textContent = "";
-    if (!read.length) errors.push("prompt: empty: type at least one letter or space");
-    else if (raw.length > d.max_length) errors.push("prompt: too long: at most " + d.max_length + " characters");
+    if (tooLong) errors.push("prompt: too long: at most " + d.max_length + " characters");
+    else if (!read.length) errors.push("prompt: empty: type at least one letter or space");
     else if (read !== raw) note.textContent = "Read as \u201c" + read + "\u201d: the model knows lower-case letters and spaces only, and reads every run of other characters as one space, as gru.py's preprocess() does.";
     if (errors.length) prompt.setAttribute("aria-invalid", "true");
     else { prompt.removeAttribute("aria-invalid"); good.prefix = read; }
