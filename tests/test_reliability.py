@@ -191,7 +191,7 @@ def test_a_command_naming_no_file_keeps_its_key():
     script = SimpleNamespace(site_sha256="1" * 64)
     argv = ("--vanish",)
     assert runs.run_key(script, ("timemachine.txt",), argv) == digest(
-        {"format": FORMAT, "script": script.site_sha256,
+        {"format": FORMAT, "blas": runs.blas_kernel(), "script": script.site_sha256,
          "data": {"timemachine.txt": sha256((CODE / "timemachine.txt").read_bytes())},
          "argv": list(argv), "python": list(sys.version_info[:2]), "numpy": version("numpy")})
 
