@@ -33,7 +33,7 @@ def pytest_report_header(config):
 # the markers, the tables and the scripts' own checks, runs in under two minutes.
 SLOW_MODULES = {"test_build_failures", "test_generator", "test_reproducible", "test_serve",
                 "test_site_swap", "test_deploy", "test_new_chapter", "test_run_keys",
-                "test_notebooks", "test_page_matches_script", "test_reliability"}
+                "test_notebooks", "test_page_matches_script"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
