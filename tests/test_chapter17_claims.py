@@ -9,7 +9,8 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import built_output, html_command_tables, page_html
+import helpers
+from helpers import html_command_tables, page_html
 
 PAGE = "ch17-deeper.md"
 SPREAD = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")  # mean (lowest-highest)
@@ -125,19 +126,15 @@ LEAK_ONE, LEAK_FAIR, LEAK_BOTH = ("one direction, 32 units, 300 steps",
 
 
 def text(page=PAGE):
-    return " ".join(BeautifulSoup(page_html(page), "html.parser").get_text().split())
+    return helpers.page_text(page)
 
 
 def said(pattern, page=PAGE):
-    found = re.findall(pattern, text(page))
-    assert len(found) == 1, f"{pattern!r} matches {len(found)} times"
-    return found[0]
+    return helpers.said(pattern, page)
 
 
 def printed(*args):
-    out = built_output("deeper.py", *args)
-    assert out is not None, f"the build has not run deeper.py {' '.join(args)}"
-    return " ".join(out.split())
+    return helpers.printed("deeper.py", *args)
 
 
 def test_the_bidirectional_language_model_reads_the_answer(site):
@@ -398,6 +395,9 @@ def test_a_wider_beam_finds_likelier_outputs_at_a_cost(beam):
     cost = {w: float(r[steps]) for w, r in rows.items()}
     assert sorted(rows) == list(range(1, 9))
     assert lp[8] > lp[1] and right[8] >= right[1]
+    assert lp[2] - lp[1] > lp[8] - lp[2]  # 'most of the gain comes at width 2 already'
+    assert right[8] - right[2] <= 0.01
+    assert right[8] - right[1] < 0.5 * (1 - right[1])  # 'mostly wrong under any width'
     assert all(cost[a] < cost[b] for a, b in zip(range(1, 8), range(2, 9)))
     assert cost[1] == pytest.approx(6.5)  # one step per symbol: the mean length of 1 .. 12
     words = said(r"Widening the beam from 1 to 8 raises the mean log-probability of the output "
@@ -415,8 +415,11 @@ def test_the_example_is_a_string_the_beam_gets_right_and_greedy_does_not(site):
     assert greedy[2] == "no" and wide[2] == "yes"
     total = header.index("log P(output)")
     assert float(wide[total]) > float(greedy[total])
-    for row in (greedy, wide):
-        parts = [float(x) for x in row[-1].split()]
-        assert sum(parts) == pytest.approx(float(row[total]), abs=0.01 * len(parts))
+    parts = {}
+    for name, row in (("greedy", greedy), ("beam", wide)):
+        parts[name] = [float(x) for x in row[-1].split()]
+        assert sum(parts[name]) == pytest.approx(float(row[total]), abs=0.01 * len(parts[name]))
+    part = next(j for j, (a, b) in enumerate(zip(greedy[1], wide[1])) if a != b)
+    assert parts["greedy"][part] > parts["beam"][part]  # greedy takes the likelier symbol
     source = re.search(r"'([a-j]+)', to be written '([a-j]+)'", printed("--beam")).groups()
     assert source[1] == source[0][::-1] == wide[1] != greedy[1]

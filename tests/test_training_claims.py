@@ -7,9 +7,9 @@ import math
 import re
 
 import pytest
-from bs4 import BeautifulSoup
 
-from helpers import built_output, html_command_tables, page_html
+import helpers
+from helpers import html_command_tables, page_html
 
 PAGE = "ch16-training.md"
 SPREAD = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")  # mean (lowest-highest)
@@ -42,23 +42,16 @@ def by_first_column(rows):
     return header, {row[0]: row for row in body}
 
 
-def page_text(page=PAGE):
-    """The built page's text, its white space runs made one space."""
-    return " ".join(BeautifulSoup(page_html(page), "html.parser").get_text().split())
-
-
 def said(pattern, page=PAGE):
-    """The groups of the one sentence of the page that matches `pattern`."""
-    found = re.findall(pattern, page_text(page))
-    assert len(found) == 1, f"{pattern!r} matches {len(found)} times on {page}"
-    return found[0]
+    return helpers.said(pattern, page)
 
 
 def printed(*args):
-    """What the build's run of `python3 training.py <args>` printed, in one line."""
-    text = built_output("training.py", *args)
-    assert text is not None, f"the build has not run training.py {' '.join(args)}"
-    return " ".join(text.split())
+    return helpers.printed("training.py", *args)
+
+
+def page_text(page=PAGE):
+    return helpers.page_text(page)
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +76,8 @@ def test_the_one_step_products_are_the_whole_jacobian(jacobian):
 def test_the_rest_of_the_system_lowers_the_norm_at_b_f_0_by_what_the_table_says(jacobian):
     """'it changes the norm by -1.4% at b_f = 0 and by +1.8% at b_f = 2': the percentages
     read from the table's two columns (printed to four digits)."""
-    low, high = (float(x) for x in said(r"changes the norm by ([-+][0-9.]+)% at b f = 0 and "
-                                        r"by ([-+][0-9.]+)% at b f = 2"))
+    low, high = (float(x.replace("\u2212", "-")) for x in said(
+        r"changes the norm by ([-+\u2212][0-9.]+)% at bf=0 and by ([-+\u2212][0-9.]+)% at bf=2"))
     by_bias = {row["b_f"]: row for row in jacobian}
     for shown, b_f in ((low, 0.0), (high, 2.0)):
         row = by_bias[b_f]
@@ -113,7 +106,7 @@ def test_consecutive_route_matrices_agree_and_that_is_what_adds_rho(route, jacob
         assert row["pythagoras"] == pytest.approx(math.hypot(f["forget"], f["route"]), abs=2e-3)
         assert abs(row["independent"] - row["pythagoras"]) < 0.02
         assert row["measured"] == f["mean"] and row["predicted"] == f["predicted"]
-    words = said(r"have a cosine of ([0-9.]+) at b f = 0\. .*?the factor per step is ([0-9.]+), "
+    words = said(r"have a cosine of ([0-9.]+) at bf=0\. .*?the factor per step is ([0-9.]+), "
                  r"close to the ([0-9.]+) measured .*? it falls to ([0-9.]+), near .*? = "
                  r"([0-9.]+): independent")
     row = route[0.0]
@@ -326,26 +319,28 @@ def test_the_factor_after_training_is_above_1_for_the_models_that_learned(init):
             assert float(row[5]) > 1, row
 
 
-def test_at_lag_50_the_orthogonal_start_only_draws_level_with_the_better_gated_cell(
-        init, chapter15):
-    """'At lag 50, then, the orthogonal start only draws level with the better gated cell'."""
+def test_at_lag_50_the_irnn_is_ahead_and_the_orthogonal_start_about_level(init, chapter15):
+    """'At lag 50, then, the IRNN is ahead of both gated cells and the orthogonal start
+    about level with the better one' (within 0.06 of a mean over four seeds)."""
+    irnn = spread(init["U = I, ReLU", 50][2])[0]
     ortho = spread(init["orthogonal U, tanh", 50][2])[0]
     best = max(chapter15["LSTM b_f=2"][0], chapter15["GRU"][0])
-    assert abs(ortho - best) <= 0.05
+    assert irnn > best + 0.1
+    assert abs(ortho - best) <= 0.06
 
 
-def test_at_lag_100_the_irnn_alone_reaches_further_than_the_gated_cells(init):
-    """'Lag 100 separates them: the IRNN reaches a mean accuracy of a (k seeds learned), the
-    orthogonal start o (j), and chapter 15's LSTM with b_f = 2 l. ... the IRNN reaches
-    further than either gated cell; the orthogonal start does not.' Every number in the
-    sentence is the tables'."""
+def test_at_lag_100_no_plain_start_reaches_further_than_the_lstm(init):
+    """'Lag 100 turns it round: the IRNN reaches a mean accuracy of a (k seeds learned),
+    the orthogonal start o (j), and chapter 15's LSTM with b_f = 2 l. ... reaches as far
+    as the gated cells, not further.' Every number in the sentence is the tables'."""
     irnn, ortho = init["U = I, ReLU", 100], init["orthogonal U, tanh", 100]
     gated = chapter15_at(100)
-    assert spread(irnn[2])[0] > max(gated["LSTM b_f=2"][0], gated["GRU"][0])
+    assert spread(irnn[2])[0] <= gated["LSTM b_f=2"][0]
     assert spread(ortho[2])[0] < gated["LSTM b_f=2"][0]
-    words = said(r"Lag 100 separates them: the IRNN reaches a mean accuracy of ([0-9.]+) "
+    assert spread(irnn[2])[0] > gated["GRU"][0] and seeds_learned(irnn) >= 1  # as far as
+    words = said(r"Lag 100 turns it round: the IRNN reaches a mean accuracy of ([0-9.]+) "
                  r"\((\d+) seeds learned\), the orthogonal start ([0-9.]+) \((\d+)\), and "
-                 r"chapter 15's LSTM with b f = 2 ([0-9.]+)\.")
+                 r"chapter 15's LSTM with bf=2 ([0-9.]+)\.")
     assert [float(w) for w in words] == [spread(irnn[2])[0], seeds_learned(irnn),
                                          spread(ortho[2])[0], seeds_learned(ortho),
                                          gated["LSTM b_f=2"][0]]
@@ -371,11 +366,11 @@ def test_the_summary_says_what_the_tables_say_with_its_seed_counts(clip, truncat
     got = said(r"Where the gradient exploded it let (\d+) of (\d+) seeds learn, against (\d+) "
                r"unclipped")
     assert [int(x) for x in got] == [learned(clip[2.0, "at 1"]), 4, learned(clip[2.0, "none"])]
-    got = said(r"the LSTM with b f = 2 in (\d+) of (\d+) seeds, the GRU, which keeps less, in "
+    got = said(r"the LSTM with bf=2 in (\d+) of (\d+) seeds, the GRU, which keeps less, in "
                r"(\d+)\.")
     assert [int(x) for x in got] == [truncation["LSTM b_f=2", 1][1], 4, truncation["GRU", 1][1]]
     got = said(r"the plain RNN learned lag 50 in (\d+) of (\d+) seeds and lag 100 in (\d+), "
-               r"further than chapter 15's gated cells reached on this task; an orthogonal start "
+               r"about as far as chapter 15's gated cells reached on this task; an orthogonal start "
                r"learned them in (\d+) and (\d+)\.")
     assert [int(x) for x in got] == [
         seeds_learned(init["U = I, ReLU", 50]), 4, seeds_learned(init["U = I, ReLU", 100]),
