@@ -36,6 +36,10 @@ serve: $(STAMP) ## Serve the site at http://127.0.0.1:8000/: rebuilds on change,
 test: build ## Build, then run every test (browser tests need /usr/bin/chromium)
 	$(PY) -m pytest
 
+check: $(STAMP) ## The quick loop while editing (under 2 min): the tests that need no copy of the project, no notebook and no browser, on the site as last built
+	@test -f site/index.html || { echo "make: no site/ yet: run make build first"; exit 1; }
+	$(PY) -m pytest -q -x -m "not slow and not browser and not compat" -p no:cacheprovider
+
 $(TORCH_STAMP): requirements.txt requirements-torch.txt
 	@echo "make: creating $(TORCH_VENV) (the site's pins plus PyTorch CPU)"
 	$(PYTHON) -m venv $(TORCH_VENV)

@@ -22,11 +22,25 @@ def pytest_report_header(config):
     return lines
 
 
-@pytest.hookimpl(trylast=True)  # after -k and -m have deselected
+# What `make check` leaves out: modules that build copies of the project, serve it, or run
+# every notebook and page command as a reader would (minutes each). The rest, the maths,
+# the markers, the tables and the scripts' own checks, runs in under two minutes.
+SLOW_MODULES = {"test_build_failures", "test_generator", "test_reproducible", "test_serve",
+                "test_site_swap", "test_deploy", "test_new_chapter", "test_run_keys",
+                "test_notebooks", "test_page_matches_script", "test_reliability"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session):
     """Start the notebooks of the chapters the selected tests check against a reader's run."""
     needed, pages = set(), None
-    for item in items:
+    for item in session.items:
         if item.module.__name__ not in ("test_notebooks", "test_page_matches_script"):
             continue
         params = item.callspec.params if hasattr(item, "callspec") else {}
@@ -55,6 +69,17 @@ def site():
     if not (SITE / "index.html").is_file():
         pytest.fail("the site is not built: run `make build` (`make test` does it first)")
     return SITE
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory):
+    """A copy of the project with the checkout's page cache, built once for the session
+    (helpers.build: the copies' fixed SOURCE_DATE_EPOCH). Tests that break or serve a copy
+    start from a copy of this one (helpers.copy_built), not from a build of their own."""
+    base = helpers.copy_project(tmp_path_factory.mktemp("built-project"))
+    result = helpers.build(base)
+    assert result.returncode == 0, result.stderr
+    return base
 
 
 @pytest.fixture(scope="session")

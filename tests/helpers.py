@@ -420,6 +420,12 @@ def copy_project(dest, page_cache=True):
     return dest
 
 
+def copy_built(built_project, dest):
+    """A copy of conftest's built_project (sources, page cache and site/) at dest."""
+    shutil.copytree(built_project, dest, symlinks=True)
+    return Path(dest)
+
+
 def build(project, *args, env=None, timeout=1200):
     """`python -m generator build` in a copy of the project."""
     return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project,

@@ -1,12 +1,18 @@
 """Every way the build can fail: a clear message naming the cause and the place, a
 non-zero exit, no traceback, and the previous site/ left exactly as it was.
 
-Each test builds a copy of the project (with the real page cache, so only what
-the test breaks is recomputed), breaks one thing, builds again and compares.
-Each row of the failure table in docs/building.md is one of these tests.
+The build's stages each fail end to end at least once here: a copy of the built
+project (conftest.built_project, with the real page cache, so only what the test
+breaks is recomputed) is broken in one place and built again. Where a stage can
+fail in several ways, the others are tested on the function that raises, with
+the message the build prints (that a GeneratorError from that stage becomes one
+line, exit 1 and an unchanged site/ is the end-to-end test's): the in-process
+tests at the end of this file, and test_markers.py for the markers. Each row of
+the failure table in docs/building.md is one of these tests.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -18,23 +24,13 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT  # noqa: F401
-from helpers import build, copy_project, edit, tree_digest
-
-
-@pytest.fixture(scope="module")
-def built_copy(tmp_path_factory):
-    """A copy of the project, built once; each test gets a fresh copy of that."""
-    base = copy_project(tmp_path_factory.mktemp("project"))
-    result = build(base)
-    assert result.returncode == 0, result.stderr
-    return base
+from helpers import build, copy_built, edit, tree_digest
 
 
 @pytest.fixture
-def project(built_copy, tmp_path):
-    copy = tmp_path / "project"
-    shutil.copytree(built_copy, copy, symlinks=True)
-    return copy
+def project(built_project, tmp_path):
+    """A fresh copy of the session's built project (conftest.built_project) to break."""
+    return copy_built(built_project, tmp_path / "project")
 
 
 def fails_cleanly(project, message, status=1, env=None):
@@ -57,65 +53,11 @@ def test_malformed_marker(project):
     assert "malformed marker '<!-- gen table decay rnn.py --vanish -->'" in result.stderr
 
 
-def test_unknown_table(project):
-    edit(project / "docs" / "ch13-gated.md", "<!-- gen table bias from gated.py --bias -->",
-         "<!-- gen table bais from gated.py --bias -->")
-    fails_cleanly(project, "docs/ch13-gated.md:")
-    result = build(project)
-    assert "`python3 gated.py --bias` prints no table 'bais' (it prints: bias)" in result.stderr
-
-
-def test_unknown_report_names_the_valid_ones(project):
-    edit(project / "docs" / "ch12-rnn.md", "<!-- gen table decay from rnn.py --vanish -->",
-         "<!-- gen table decay from rnn.py --vanihs -->")
-    result = fails_cleanly(project, "docs/ch12-rnn.md:")
-    assert "`python3 rnn.py --vanihs` is not a command rnn.py accepts" in result.stderr
-    assert "--unroll, --params, --vanish, --clip, --measure" in result.stderr
-
-
-def test_unknown_value(project):
-    edit(project / "docs" / "ch12-rnn.md",
-         "<!-- gen value spectral_radius:.4f from rnn.py --vanish -->",
-         "<!-- gen value spectral_radious:.4f from rnn.py --vanish -->")
-    result = fails_cleanly(project, "docs/ch12-rnn.md:")
-    assert "has no field 'spectral_radious' (it has: decay, distance, example" in result.stderr
-
-
-def test_unknown_figure(project):
-    edit(project / "docs" / "ch13-gated.md", "<!-- gen figure bias -->",
-         "<!-- gen figure bais -->")
-    fails_cleanly(project, "unknown marker <!-- gen figure bais -->: "
-                           "generator/chapters/ch13_gated.py has no figure 'bais'")
-
-
-def test_unused_figure(project):
-    edit(project / "docs" / "ch12-rnn.md", "<!-- gen figure clip -->", "")
-    fails_cleanly(project, "docs/ch12-rnn.md: unused in the page: <!-- gen figure clip -->")
-
-
 def test_script_that_raises(project):
     edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
          '    raise ZeroDivisionError("broken on purpose")\n    """factor ** distance')
     fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` failed: "
                            "ZeroDivisionError: broken on purpose (at docs/code/rnn.py:")
-
-
-def test_script_that_calls_sys_exit(project):
-    edit(project / "docs" / "code" / "rnn.py", '    """factor ** distance for every pair',
-         '    sys.exit(3)\n    """factor ** distance')
-    fails_cleanly(project, "docs/code/rnn.py: `python3 rnn.py --vanish` called sys.exit(3)")
-
-
-def test_script_that_does_not_import(project):
-    edit(project / "docs" / "code" / "gated.py", "import argparse", "import argparse as")
-    fails_cleanly(project, "docs/code/gated.py: failed to import: SyntaxError")
-
-
-def test_script_without_a_docstring(project):
-    path = project / "docs" / "code" / "gated.py"
-    text = path.read_text("utf-8")
-    path.write_text(text[text.index('"""', 3) + 3:], "utf-8")
-    fails_cleanly(project, "docs/code/gated.py: has no docstring starting 'gated.py: '")
 
 
 def test_plot_that_fails(project):
@@ -446,11 +388,124 @@ def test_serve_on_a_port_in_use_says_so_before_building(project):
     assert "computing" not in result.stderr and "Building" not in result.stderr
 
 
+# -- one stage, in process: the function that raises, with the build's message -------------
+
+@pytest.fixture
+def scripts(tmp_path, monkeypatch):
+    """A copy of docs/code/ in a project folder of its own, which generator.runs loads
+    scripts from; returns its docs/code folder."""
+    from generator import runs
+
+    code = tmp_path / "docs" / "code"
+    shutil.copytree(ROOT / "docs" / "code", code)
+    monkeypatch.setattr(runs, "CODE", code)
+    monkeypatch.setattr(runs, "ROOT", tmp_path)
+    return code
+
+
+def stage_error(func, *args):
+    from generator.chapter import GeneratorError
+
+    with pytest.raises(GeneratorError) as caught:
+        func(*args)
+    return str(caught.value)
+
+
+def cached_run(name, *argv):
+    from generator import runs
+    from generator.cache import RunCache
+
+    return runs.run_command(runs.load_script(name), name, argv, (), RunCache())
+
+
+def test_unknown_table():
+    from generator import worker
+
+    marker = {"kind": "table", "name": "bais", "fmt": None}
+    said = stage_error(worker.run_fragment, marker, cached_run("gated.py", "--bias"),
+                       "docs/ch13-gated.md:77")
+    assert said == "docs/ch13-gated.md:77: `python3 gated.py --bias` prints no table 'bais' " \
+                   "(it prints: bias)"
+
+
+def test_unknown_value():
+    from generator import worker
+
+    marker = {"kind": "value", "name": "spectral_radious", "fmt": ".4f"}
+    said = stage_error(worker.run_fragment, marker, cached_run("rnn.py", "--vanish"),
+                       "docs/ch12-rnn.md:132")
+    assert said.startswith("docs/ch12-rnn.md:132: ")
+    assert "has no field 'spectral_radious' (it has: decay, distance, example" in said
+
+
+def test_unknown_report_names_the_valid_ones():
+    from generator import runs
+
+    said = stage_error(runs._compute, runs.load_script("rnn.py"), "rnn.py", ("--vanihs",),
+                       "python3 rnn.py --vanihs")
+    assert said.startswith("`python3 rnn.py --vanihs` is not a command rnn.py accepts: ")
+    assert "unrecognized arguments: --vanihs" in said
+    assert "(its reports: --unroll, --params, --vanish, --clip, --measure" in said
+
+
+def test_script_that_calls_sys_exit(scripts):
+    from generator import runs
+
+    edit(scripts / "rnn.py", '    """factor ** distance for every pair',
+         '    sys.exit(3)\n    """factor ** distance')
+    said = stage_error(runs._compute, runs.load_script("rnn.py"), "rnn.py", ("--vanish",),
+                       "python3 rnn.py --vanish")
+    assert said == "docs/code/rnn.py: `python3 rnn.py --vanish` called sys.exit(3); a report " \
+                   "returns its record and lets main() decide the exit status"
+
+
+def test_script_that_does_not_import(scripts):
+    from generator import runs
+
+    edit(scripts / "gated.py", "import argparse", "import argparse as")
+    said = stage_error(runs.load_script, "gated.py")
+    assert said.startswith("docs/code/gated.py: failed to import: SyntaxError: ")
+    assert said.endswith(")") and "(at " not in said  # the line is in SyntaxError's own words
+
+
+def test_script_that_exits_when_imported(scripts):
+    from generator import runs
+
+    path = scripts / "gated.py"
+    path.write_text(path.read_text("utf-8") + "\nsys.exit(3)\n", "utf-8")
+    assert stage_error(runs.load_script, "gated.py") == \
+        "docs/code/gated.py: calls sys.exit(3) when imported; keep it behind " \
+        "`if __name__ == \"__main__\":`"
+
+
+def test_script_without_a_docstring(scripts):
+    from generator import runs
+
+    path = scripts / "gated.py"
+    text = path.read_text("utf-8")
+    path.write_text(text[text.index('"""', 3) + 3:], "utf-8")
+    assert stage_error(runs.load_script, "gated.py").startswith(
+        "docs/code/gated.py: has no docstring starting 'gated.py: '")
+
+
+IN_OTHER_FILES = {"unknown_figure": "test_markers.py::test_unknown_producer_names_the_marker_"
+                                    "and_the_alternatives",
+                  "unused_figure": "test_markers.py::test_unused_producer_fails"}
+
+
 def test_failure_table_lists_every_test_here():
-    """docs/building.md's failure table has one row per test of this file."""
+    """docs/building.md's failure table has one row per test of this file, and each of its
+    rows names a test that exists (here, or in the file IN_OTHER_FILES names)."""
     table = (ROOT / "docs" / "building.md").read_text("utf-8")
+    rows = re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.M)
     names = [n for n in globals() if n.startswith("test_") and n not in (
         "test_failure_table_lists_every_test_here",
         "test_a_good_build_after_a_failure_replaces_the_site")]
-    missing = [n for n in names if f"`{n[5:]}`" not in table]
+    missing = [n for n in names if n[5:] not in rows]
     assert not missing, f"docs/building.md's failure table does not list: {missing}"
+    for row in rows:
+        if "test_" + row in globals():
+            continue
+        assert row in IN_OTHER_FILES, f"the failure table's `{row}` names no test"
+        module, test = IN_OTHER_FILES[row].split("::")
+        assert f"def {test}(" in (ROOT / "tests" / module).read_text("utf-8"), row

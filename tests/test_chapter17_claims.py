@@ -201,9 +201,17 @@ def test_without_attention_the_fixed_state_runs_out(reverse):
     assert means == sorted(means, reverse=True)
 
 
-def test_with_attention_every_string_of_every_length_in_every_seed(reverse):
-    """17.4: 'every test string of every length, in every seed'."""
-    assert all(w == (1.0, 1.0, 1.0) for _, w in reverse.values())
+def test_with_attention_at_least_as_many_at_every_length_and_most_at_12(reverse):
+    """17.4: 'at every length it reverses at least as many strings as the model without
+    attention, and at 12 symbols, where the fixed state reverses almost none, it reverses'
+    most of them. (It once read 'every string of every length, in every seed': a build on
+    another CPU, whose float32 sums differ in the last bits, had one seed at 0.57 at 12.)"""
+    assert all(w[0] >= wo[0] for wo, w in reverse.values())
+    assert reverse[12][0][0] <= 0.05 and reverse[12][1][0] >= 0.75
+    text = " ".join(BeautifulSoup(page_html(PAGE), "html.parser").get_text(" ").split())
+    shown = re.search(r"at 12 symbols, where the fixed state reverses almost none, it "
+                      r"reverses ([0-9.]+) of them", text)
+    assert shown and shown.group(1) == f"{reverse[12][1][0]:.2f}"
 
 
 WEIGHTS_HEADER = re.compile(r"j: y_j")  # the header of a weights table

@@ -119,17 +119,16 @@ def test_the_forget_bias_orders_the_three_lstms(accuracy):
 
 def test_the_lstm_with_bias_2_decides_early_but_not_all_at_once(curves):
     """15.3: 'the seeds that learn lag 50 have learned it within the first few hundred
-    steps, while the others sit on partial solutions, and one of those still climbs to a
-    better one later (the mean between steps 500 and 1,000)'. The old 'learns at once ...
-    or not at all' is what this replaced."""
+    steps and keep it, while the others sit on partial solutions'. The old 'learns at once
+    ... or not at all' is what this replaced. (It also said a partial seed 'still climbs to
+    a better one later': true of one build, not of a build on another CPU, whose float32
+    sums differ in the last bits; a claim about one seed's path is not made any more.)"""
     b2 = {step: cell for step, cell in ((s, curves[s]["LSTM b_f=2"]) for s in curves)}
     early = [s for s in b2 if s <= 300]
     assert early and some_seed(b2[early[-1]])  # a seed has learned by step 300
     assert all(b2[s][2] >= LEARNED for s in b2 if s >= early[-1])  # and keeps it
     last = max(b2)
     assert 0.4 < b2[last][1] < LEARNED  # the lowest seed ends on a partial solution
-    # the mean rises late while the highest seed is already at 1: a seed still climbing
-    assert b2[1000][0] - b2[500][0] >= 0.02 and b2[500][2] >= LEARNED
     for model in ("plain RNN", "LSTM b_f=0", "GRU"):
         assert max(curves[s][model][0] for s in curves) < 0.35, model  # near chance
     assert not any(some_seed(curves[s]["LSTM b_f=1"]) for s in curves)  # partial at most

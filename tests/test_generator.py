@@ -215,22 +215,6 @@ def test_plain_mkdocs_build_gives_the_same_site(project):
     assert tree_files(copy / "site") == made
 
 
-def test_plain_mkdocs_build_on_a_fresh_clone(tmp_path):
-    """No build/ folder at all: `mkdocs build` works as on any MkDocs project, and builds
-    the same site as `make build` (the runs come from the run cache `make build` filled)."""
-    copy = copy_project(tmp_path / "fresh", page_cache=False)
-    assert not (copy / "build").exists()
-    mkdocs = os.path.join(os.path.dirname(sys.executable), "mkdocs")
-    result = subprocess.run([mkdocs, "build"], cwd=copy, capture_output=True, text=True,
-                            timeout=1500, env={**os.environ, "NO_MKDOCS_2_WARNING": "1",
-                                               "SOURCE_DATE_EPOCH": EPOCH})
-    assert result.returncode == 0, result.stderr
-    assert (copy / "site" / "code" / "rnn" / "index.html").is_file()
-    reference = copy_project(tmp_path / "reference")
-    assert build(reference).returncode == 0
-    assert tree_files(copy / "site") == tree_files(reference / "site")
-
-
 def test_a_fresh_run_and_a_cached_one_are_alike_to_the_order_of_their_keys(tmp_path):
     """The run cache stores JSON with its keys sorted. A run computed now must come back in
     that same order, or what is written from it (a served record such as gru-trained.json,

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from helpers import build, copy_project, edit
+from helpers import copy_built, edit
 
 
 EDITOR_FILES = ("ch12-rnn.md~", "#ch12-rnn.md#", "ch12-rnn.md.swp", "code/rnn.py.swx", "4913",
@@ -45,10 +45,10 @@ def wait_for(predicate, timeout, what):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """`python -m generator serve` (what `make serve` runs) on a free port in a copy."""
-    copy = copy_project(tmp_path_factory.mktemp("serve"))
-    assert build(copy).returncode == 0  # a warm page cache for the copy
+def served(built_project, tmp_path_factory):
+    """`python -m generator serve` (what `make serve` runs) on a free port in a copy with a
+    warm page cache (conftest.built_project)."""
+    copy = copy_built(built_project, tmp_path_factory.mktemp("serve") / "project")
     for name in EDITOR_FILES:  # what an editor leaves beside the pages it has open
         (copy / "docs" / name).write_text("# an editor's file\n", "utf-8")
     port = free_port()
