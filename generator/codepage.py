@@ -74,13 +74,15 @@ def quoted_lines(script, name, where):
 
 def code_quote(chapter, name, page, where):
     """A code marker's markdown: the definition `name` of the chapter's script, folded
-    under a title that names it and its lines, line-numbered as on the code page, with a
-    link to those lines there."""
+    under a title that names it, with a link to its lines on the code page. The quote is
+    plain text, neither highlighted nor line-numbered: highlighting would make it five
+    times the bytes, and a chapter's first load has a budget (the code page, loaded
+    when asked for, highlights and numbers every line)."""
     first, last, text = quoted_lines(chapter.script, name, where)
     link = posixpath.relpath(chapter.code_page, posixpath.dirname(page) or ".")
     fence = "`" * max(3, _longest_backtick_run(text) + 1)
     body = (f"From [{chapter.script}, lines {first} to {last}]({link}#{anchor(name)}), as "
-            f"served:\n\n{fence}python linenums=\"{first}\"\n{text}\n{fence}")
+            f"served:\n\n{fence}text\n{text}\n{fence}")
     return (f'??? example "The code: `{name}` in {chapter.script}"\n\n'
             + "\n".join("    " + line if line else "" for line in body.splitlines()))
 

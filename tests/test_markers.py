@@ -166,7 +166,7 @@ def test_a_code_quote_is_the_definitions_lines_as_served_linked_to_them():
     node = next(n for n in ast.parse(source).body if getattr(n, "name", "") == "beam_search")
     quote = codepage.code_quote(ch, "beam_search", "ch17-deeper.md", "docs/ch17-deeper.md:9")
     lines = source.splitlines()[node.lineno - 1:node.end_lineno]
-    assert f'linenums="{node.lineno}"' in quote
+    assert f"lines {node.lineno} to {node.end_lineno}" in quote
     body = [line[4:] if line else "" for line in quote.split("\n")[2:]]
     assert body[body.index(lines[0]):body.index(lines[0]) + len(lines)] == lines
     assert f"(code/deeper.md#def-beam_search)" in quote
