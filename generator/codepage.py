@@ -14,12 +14,14 @@ The reports share the kernel as they share one process of the script: a model tr
 for one is used again by the next, so Run all trains each once.
 """
 
+import ast
 import base64
 import hashlib
+import posixpath
 import shlex
 import zlib
 
-from .chapter import CODE
+from .chapter import CODE, GeneratorError
 from .tables import _longest_backtick_run, command, console_block
 
 INSTALL = '''\
@@ -40,6 +42,67 @@ data = zlib.decompress(base64.b64decode(
 assert hashlib.sha256(data).hexdigest() == "{sha256}"
 open("{name}", "wb").write(data)
 print("wrote {name},", len(data), "bytes, sha256 checked")'''
+
+
+def definitions(source):
+    """{name: (first line, last line)} of every top-level function and class of a
+    script's source, decorators included, 1-based."""
+    found = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = (min([node.lineno] + [d.lineno for d in node.decorator_list]),
+                                node.end_lineno)
+    return found
+
+
+def anchor(name):
+    """The id of a quoted definition's first line on its script's code page."""
+    return f"def-{name}"
+
+
+def quoted_lines(script, name, where):
+    """(first, last, source) of the top-level function or class `name` of the served
+    docs/code/<script>; GeneratorError, naming `where`, if it defines none."""
+    source = (CODE / script).read_text("utf-8")
+    spans = definitions(source)
+    if name not in spans:
+        raise GeneratorError(f"{where}: docs/code/{script} defines no function or class "
+                             f"{name!r} at top level (it defines: {', '.join(spans)})")
+    first, last = spans[name]
+    return first, last, "\n".join(source.splitlines()[first - 1:last])
+
+
+def code_quote(chapter, name, page, where):
+    """A code marker's markdown: the definition `name` of the chapter's script, folded
+    under a title that names it, with a link to its lines on the code page. The quote is
+    plain text, neither highlighted nor line-numbered: highlighting would make it five
+    times the bytes, and a chapter's first load has a budget (the code page, loaded
+    when asked for, highlights and numbers every line)."""
+    first, last, text = quoted_lines(chapter.script, name, where)
+    link = posixpath.relpath(chapter.code_page, posixpath.dirname(page) or ".")
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    body = (f"From [{chapter.script}, lines {first} to {last}]({link}#{anchor(name)}), as "
+            f"served:\n\n{fence}text\n{text}\n{fence}")
+    return (f'??? example "The code: `{name}` in {chapter.script}"\n\n'
+            + "\n".join("    " + line if line else "" for line in body.splitlines()))
+
+
+def listing(source, anchored=()):
+    """The script, line-numbered, as fenced blocks: one more block, after an anchor, at
+    the first line of each definition in `anchored` (the names a page quotes), so that a
+    link can land on it; the line numbers run on across the blocks."""
+    spans = definitions(source)
+    starts = sorted({spans[name][0] for name in anchored})
+    lines = source.rstrip().split("\n")
+    fence = "`" * max(3, _longest_backtick_run(source) + 1)
+    out = []
+    for start, end in zip([1] + starts, starts + [len(lines) + 1]):
+        if start == end:
+            continue
+        out += [f'<span id="{anchor(name)}"></span>' for name in sorted(anchored)
+                if spans[name][0] == start]
+        out += [f'{fence}python linenums="{start}"', *lines[start - 1:end - 1], fence, ""]
+    return "\n".join(out)
 
 
 def report_commands(script_module, name):
@@ -133,9 +196,10 @@ def default_sentence(script_module):
             + ", in order; the other reports are commands of their own.")
 
 
-def page(chapter, title, summary, runs, colab, default_text, served=()):
+def page(chapter, title, summary, runs, colab, default_text, served=(), anchored=()):
     """The code page's markdown. served: (Served, its size in bytes, what its usage
-    printed) for each record the chapter serves as a file."""
+    printed) for each record the chapter serves as a file; anchored: the definitions
+    the pages quote, whose first lines get an anchor."""
     name, stem = chapter.script, chapter.stem
     source = (CODE / name).read_text("utf-8")
     lines = source.count("\n") + (not source.endswith("\n"))
@@ -194,10 +258,9 @@ def page(chapter, title, summary, runs, colab, default_text, served=()):
                 f"Read it with these lines, run in a folder holding {name} and {s.name} "
                 "(the build runs them so, and shows what they printed):", "",
                 f"```python\n{s.usage.strip()}\n```", "", console_block(printed)]
-    fence = "`" * max(3, _longest_backtick_run(source) + 1)
-    listing = (f'<section class="listing" data-search-exclude markdown>\n\n{fence}python linenums="1"\n'
-               f"{source.rstrip()}\n{fence}\n\n</section>")
-    body = "\n".join("    " + line if line else "" for line in listing.splitlines())
+    shown = (f'<section class="listing" data-search-exclude markdown>\n\n'
+             f"{listing(source, anchored)}\n</section>")
+    body = "\n".join("    " + line if line else "" for line in shown.splitlines())
     out += ["", "## The script", "",
             f'??? note "{name}, {lines} lines, exactly as served"', "", body, ""]
     return "\n".join(out)

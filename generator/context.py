@@ -8,14 +8,13 @@ for the files they draw.
     link, data = ctx.served("gru-trained.json")  # a record the chapter serves as a file
 """
 
-import ast
 import hashlib
 import html
 import json
 import math
 import posixpath
 
-from . import plotstyle, tables
+from . import codepage, plotstyle, tables
 from .chapter import CODE, DOCS, GeneratorError
 
 WIDGETS = DOCS / "assets" / "widgets"  # kit.js, widgets.css, and one <kind>.js per widget
@@ -38,11 +37,9 @@ class Context:
         self.quoted[f"docs/code/{name}"] = hashlib.sha256(data).hexdigest()
         source = data.decode("utf-8")
         lines = source.splitlines()
-        found = {}
-        for node in ast.parse(source).body:
-            if getattr(node, "name", None) in definitions:
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                found[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+        found = {name: "\n".join(lines[first - 1:last])
+                 for name, (first, last) in codepage.definitions(source).items()
+                 if name in definitions}
         missing = [d for d in definitions if d not in found]
         if missing:
             raise GeneratorError(f"{self.where}: docs/code/{name} defines no "

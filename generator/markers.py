@@ -6,6 +6,10 @@ What a script prints, named by the command that prints it (any page):
     <!-- gen value spectral_radius:.4f from rnn.py --vanish -->   a number of that run, in a sentence
     <!-- gen output from rnn.py --clip -->                    the whole output, as a console block
 
+What a script says in code (any page): a function or class, quoted from the served file
+
+    <!-- gen code gru_step from gru.py -->   its source, line-numbered, linked to its lines
+
 What the page's chapter module draws (generator/chapters/<page>.py):
 
     <!-- gen figure decay -->     a plot        <!-- gen diagram lstm_cell -->  a cell drawing
@@ -55,13 +59,16 @@ RUN_MARKERS = {
     "value": re.compile(rf"value\s+(?P<name>{FIELD}(?:\.(?:{FIELD}|[0-9]+))*)(?::(?P<fmt>[^\s]+))?"
                         rf"\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
     "output": re.compile(rf"output\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
+    "code": re.compile(rf"code\s+(?P<name>{FIELD})\s+from\s+(?P<run>{SCRIPT}.*)$", re.S),
 }
 PRODUCER_MARKER = re.compile(rf"(?P<kind>{'|'.join(PRODUCER_KINDS)})\s+(?P<name>{NAME})$")
 SITE_MARKER = re.compile(rf"site\s+(?P<name>{NAME})$")  # placed as its producer says
-PLACEMENT = {"table": "block", "output": "block", "value": "inline", **PRODUCER_KINDS}
+PLACEMENT = {"table": "block", "output": "block", "value": "inline", "code": "block",
+             **PRODUCER_KINDS}
 EXPECTED = ("<!-- gen table NAME from SCRIPT.py [FLAGS] -->, "
             "<!-- gen value NAME[:FORMAT] from SCRIPT.py [FLAGS] -->, "
             "<!-- gen output from SCRIPT.py [FLAGS] -->, "
+            "<!-- gen code FUNCTION from SCRIPT.py -->, "
             "<!-- gen figure|diagram|widget|block|inline NAME -->, or <!-- gen site NAME -->")
 
 
@@ -180,6 +187,10 @@ def parse(page, text, site=False):
                 raise GeneratorError(f"docs/{page}:{line}: malformed marker "
                                      f"{full.group(0)!r}: {exc}") from None
             argv = tuple(rest)
+            if kind == "code" and argv:
+                raise GeneratorError(f"docs/{page}:{line}: malformed marker "
+                                     f"{full.group(0)!r}: a code marker names a function or "
+                                     "class and a script, no flags")
         groups = fields.groupdict()
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", full.end())

@@ -81,11 +81,14 @@ def compute(job, out, doing=lambda what: None):
             except GeneratorError as exc:
                 raise GeneratorError(f"{where}: {exc}") from None
             fragments[m["key"]] = run_fragment(m, run, where)
+        elif m["kind"] == "code":
+            fragments[m["key"]] = codepage.code_quote(chapter, m["name"], m["page"], where)
         else:
             doing(f"drawing {m['kind']} {m['name']} (generator/chapters/{chapter.module}.py)")
             fragments[m["key"]] = producer_fragment(m, chapter, ctx, where)
     if chapter:
-        code_page(job, chapter, script, get_run, files)
+        anchored = sorted({m["name"] for m in job["markers"] if m["kind"] == "code"})
+        code_page(job, chapter, script, get_run, files, anchored)
     quoted = ctx.quoted if ctx else {}
     for rel, data_bytes in files.items():
         target = out / rel
@@ -206,9 +209,10 @@ def producer_fragment(m, chapter, ctx, where):
     return text
 
 
-def code_page(job, chapter, script, get_run, files):
+def code_page(job, chapter, script, get_run, files, anchored=()):
     """The script's code page and notebook, from the same runs the chapter shows, and
-    the records it serves as files, with what their usage prints."""
+    the records it serves as files, with what their usage prints; anchored: the
+    definitions the pages quote (code markers), each with an anchor on the code page."""
     name = chapter.script
     listed = [(command(name, argv), description, get_run(argv))
               for argv, description in codepage.report_commands(script, name)]
@@ -217,7 +221,7 @@ def code_page(job, chapter, script, get_run, files):
               for s in chapter.served for data in [served_file(s, get_run, files)]]
     files[chapter.code_page] = codepage.page(chapter, job["title"], summary, listed,
                                              job["colab"], codepage.default_sentence(script),
-                                             served).encode("utf-8")
+                                             served, anchored).encode("utf-8")
     files[chapter.notebook] = codepage.notebook(chapter, summary, listed, job["page_url"],
                                                 job["colab"])
 

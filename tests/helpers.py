@@ -310,6 +310,29 @@ def page_html(page):
     return path.read_text("utf-8")
 
 
+def page_text(page):
+    """The built page's text, each run of white space one space (formulas as MathML's
+    text: b_f is 'b f')."""
+    from bs4 import BeautifulSoup
+
+    return " ".join(BeautifulSoup(page_html(page), "html.parser").get_text().split())
+
+
+def said(pattern, page):
+    """The groups of the one place in the built page's text that matches `pattern`: a
+    sentence a claims test reads its numbers from."""
+    found = re.findall(pattern, page_text(page))
+    assert len(found) == 1, f"{pattern!r} matches {len(found)} times on {page}"
+    return found[0]
+
+
+def printed(script, *args):
+    """What the build's run of `python3 <script> <args>` printed, on one line."""
+    text = built_output(script, *args)
+    assert text is not None, f"the build has not run {script} {' '.join(args)}"
+    return " ".join(text.split())
+
+
 def table_blocks(text):
     """Every markdown table in a text: runs of consecutive lines starting with '|'."""
     blocks, current = [], []

@@ -144,3 +144,58 @@ def test_the_served_model_continues_it_has_as_the_samples_table_says(site, html)
     assert " ".join(continuation.split()) == " ".join(shown.split())   # the page collapses runs of spaces
     assert model["greedy"] == continuation
     assert len(model["reach"]) == len(model["passage"]) == 256
+
+
+def page_text(html):
+    return " ".join(BeautifulSoup(html, "html.parser").get_text().split())
+
+
+def test_the_training_windows_cover_10032_characters_and_validation_the_rest(html):
+    """14.1 (issue 28, finding 1): 'the training windows cover only the first 10,032
+    characters and the validation windows the next ones, up to character 15,032'. From
+    the spec: 10,000 training and 5,000 validation windows of 32 + 1 characters, one per
+    start position."""
+    m = re.search(r"the training windows cover only the first ([0-9,]+) characters and the "
+                  r"validation windows the next ones, up to character ([0-9,]+)", page_text(html))
+    assert m
+    train, used = (int(x.replace(",", "")) for x in m.groups())
+    assert train == 10_000 + 32 and used == 10_000 + 5_000 + 32
+
+
+def test_the_chapter_opens_with_its_argument(html, compare):
+    """Issue 28: chapter 14 opens with what it finds, in at most five lines, every number
+    in it the page's: the GRU's validation perplexity, and the gated cells ahead of the
+    plain RNN at their best rates in every seed."""
+    from helpers import DOCS
+
+    source = (DOCS / PAGE).read_text("utf-8")
+    opening = source.split("\n# ", 1)[1].split("\n", 1)[1].strip().split("\n\n")[0]
+    assert len(opening.splitlines()) <= 5, opening
+    text = page_text(html)
+    m = re.search(r"a validation perplexity of ([0-9.]+) after (\d+) epochs", text)
+    assert m and int(m.group(2)) == 50
+    assert text.count(f"validation perplexity of {m.group(1)}") >= 2  # the same as 14.5's
+    rnn = best(compare, "plain RNN")
+    for model in ("GRU", "LSTM"):
+        assert best(compare, model)["high"] < rnn["low"]  # 'in every seed'
+
+
+def test_the_tables_behind_the_plots_are_one_click_away(html):
+    """The comparison and the saturation tables sit in a folded note under their plots."""
+    soup = BeautifulSoup(html, "html.parser")
+    for command in ("python3 gru.py --compare", "python3 gru.py --saturation"):
+        label = next(p for p in soup.select("p.command")
+                     if p.get_text(strip=True).removeprefix("$").strip() == command)
+        assert label.find_parent("details") is not None, command
+
+
+def test_the_opening_says_what_the_saturation_table_says(html):
+    """'the trained GRU's update gates sit near 0 far more often than near 1', as 14.6's
+    saturation table counts them."""
+    tables = [rows for cmd, rows in html_command_tables(html)
+              if cmd == "python3 gru.py --saturation"]
+    header, *body = tables[0]
+    row = next(r for r in body if r[0] == "GRU" and r[1] == "Z")  # the update gate
+    below, above = (float(c.rstrip("%")) for c in row[2:4])
+    assert header[2:4] == ["below 0.1", "above 0.9"] and below > 2 * above
+    assert "sit near 0 far more often than near 1" in page_text(html)

@@ -9,6 +9,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
+import helpers
 from helpers import html_command_tables, page_html
 
 PAGE = "ch17-deeper.md"
@@ -84,7 +85,7 @@ def test_the_wide_stacks_curve_turns_up_before_the_end(site):
 
 
 def test_the_curve_table_is_the_second_under_the_stacked_command(site):
-    assert [t[0][0] for t in tables("python3 deeper.py --stacked")] == ["model", "step"]
+    assert [t[0][0] for t in tables("python3 deeper.py --stacked")] == ["model", "step", "step"]
 
 
 @pytest.fixture(scope="module")
@@ -119,16 +120,50 @@ def position_table(command):
     return header, {row[0]: row for row in body}
 
 
+LEAK_ONE, LEAK_FAIR, LEAK_BOTH = ("one direction, 32 units, 300 steps",
+                                  "one direction, 16 units, 150 steps",
+                                  "both directions, 2 x 16 units, 150 steps")
+
+
+def text(page=PAGE):
+    return helpers.page_text(page)
+
+
+def said(pattern, page=PAGE):
+    return helpers.said(pattern, page)
+
+
+def printed(*args):
+    return helpers.printed("deeper.py", *args)
+
+
 def test_the_bidirectional_language_model_reads_the_answer(site):
-    """17.2: near 1 wherever the answer is in the window; worse than the one-directional
-    model at the last position (also exercise 2)."""
+    """17.2: near 1 wherever the answer is in the window; worse than both one-directional
+    models at the last position (also exercise 2)."""
     header, rows = position_table("python3 deeper.py --leak")
-    one, both = header.index("one direction, h = 32"), header.index("both directions, 2 x 16")
+    one, fair, both = (header.index(n) for n in (LEAK_ONE, LEAK_FAIR, LEAK_BOTH))
     inside = [r for r in rows.values() if r[1] == "in the window"]
     assert inside and all(spread(r[both])[2] < 1.25 for r in inside)
-    assert all(spread(r[one])[1] > 3 for r in inside)
+    assert all(spread(r[one])[1] > 3 and spread(r[fair])[1] > 3 for r in inside)
     last = next(r for r in rows.values() if r[1] == "after the window")
-    assert spread(last[both])[1] > spread(last[one])[2]
+    assert spread(last[both])[1] > max(spread(last[one])[2], spread(last[fair])[2])
+
+
+def test_the_leak_is_measured_against_a_one_directional_model_of_the_same_budget(site):
+    """17.2 compares like with like: 'worse than the one-directional model of the same
+    budget (b against f), and further behind 17.1's larger and longer-trained one (o)';
+    every model's units and steps are in its column, and the steps are the run's."""
+    header, rows = position_table("python3 deeper.py --leak")
+    last = next(r for r in rows.values() if r[1] == "after the window")
+    b, f, o = (spread(last[header.index(n)])[0] for n in (LEAK_BOTH, LEAK_FAIR, LEAK_ONE))
+    words = said(r"worse than the one-directional model of the same budget \(([0-9.]+) against "
+                 r"([0-9.]+)\), and further behind 17\.1's larger and longer-trained one "
+                 r"\(([0-9.]+)\)")
+    assert [float(w) for w in words] == [round(b, 1), round(f, 1), round(o, 1)]
+    assert b > f > o
+    assert "trained as a language model for 150 steps" in printed("--leak")
+    assert "(32 units, 300 steps) and one with the budget of either direction (16 units, 150 " \
+           "steps)" in printed("--leak")
 
 
 def test_looking_ahead_wins_the_tagging_task_and_loses_where_it_cannot_look(site):
@@ -271,3 +306,128 @@ def test_whole_strings_are_right_equally_often_either_way(site):
     m = re.search(r"No\. At length 8, ([0-9.]+) of the strings are right fed the truth and "
                   r"([0-9.]+) fed its own outputs", text)
     assert m and m.group(1) == m.group(2)
+
+
+def test_the_training_windows_cover_10032_characters_read_about_30_times_each(site):
+    """17.1: 'its first 10,032 characters ... 300 steps of 32 windows read each of them about
+    31 times'. d2l's configuration (the spec): 10,000 training windows of 32 + 1 characters,
+    one at every offset, so they cover 10,000 + 32 characters."""
+    chars, steps, batch, reads = said(r"its first ([0-9,]+) characters, read at every offset, "
+                                      r"and (\d+) steps of (\d+) windows read each of them "
+                                      r"about (\d+) times")
+    assert int(chars.replace(",", "")) == 10_000 + 32
+    assert int(reads) == round(int(steps) * int(batch) * 32 / (10_000 + 32))
+
+
+def test_the_wide_stack_overfits_at_the_end(site):
+    """17.1: 'from step b to the last its training perplexity keeps falling, from t1 to t2,
+    while its validation perplexity rises from v1 to v2: it is overfitting', every number
+    read from the curve and fit tables."""
+    step_tables = [t for t in tables("python3 deeper.py --stacked") if t[0][0] == "step"]
+    assert len(step_tables) == 2
+    curve, fit = step_tables
+
+    def column(rows):
+        header, *body = rows
+        return {int(r[0].replace(",", "")): spread(r[header.index(WIDE)])[0] for r in body}
+    val, train = column(curve), column(fit)
+    best, last = min(val, key=val.get), max(val)
+    words = said(r"from step (\d+) to the last its training perplexity keeps falling, from "
+                 r"([0-9.]+) to ([0-9.]+), while its validation perplexity rises from ([0-9.]+) "
+                 r"to ([0-9.]+): it is overfitting")
+    assert int(words[0]) == best < last
+    assert [float(w) for w in words[1:]] == [train[best], train[last], val[best], val[last]]
+    assert train[last] < train[best] and val[last] > val[best]
+    steps = sorted(train)
+    assert all(train[a] > train[b] for a, b in zip(steps, steps[1:]))  # 'keeps falling'
+
+
+def test_the_curves_last_point_and_the_table_differ_because_their_windows_do(site):
+    """17.1's note says why step 300 shows two numbers: 500 windows against all 5,000."""
+    header, body = by_first_column(table("python3 deeper.py --stacked"))
+    curve = next(t for t in tables("python3 deeper.py --stacked") if t[0][0] == "step")
+    last = curve[-1]
+    assert any(last[curve[0].index(name)] != body[name][1] for name in body)
+    n, total = said(r"measured on (\d+) of the validation windows, the table above on all "
+                    r"(\d[0-9,]*\d)")
+    assert (int(n), total) == (500, "5,000")
+    assert f"on {n} of the validation windows" in printed("--stacked")
+
+
+def test_every_experiment_says_its_seeds_optimiser_rate_and_clipping(site):
+    seeds, rate, clip = said(r"Every experiment trains (\d+) seeds side by side, .*? with Adam "
+                             r"at a learning rate of ([0-9.]+) and each model's gradient clipped "
+                             r"to norm ([0-9.]+);")
+    assert (f"steps of Adam (learning rate {rate}, batches of 32, gradients clipped to norm "
+            f"{clip}), seeds 0, 1, 2" in printed("--stacked"))
+    assert int(seeds) == 3
+    assert said(r"as labels, for (\d+) steps:") == "150"
+    assert "150 steps each" in printed("--tagging")
+
+
+def test_the_context_of_cho_et_al_is_told_apart_from_this_models(site):
+    """17.3: Cho et al. also feed c into every decoder update and start from tanh(V'c);
+    here it enters the output layer only. 17.2 does not say 17.4's encoder is
+    bidirectional."""
+    words = text()
+    assert "feed it into every update of the decoder" in words
+    assert "it enters the output layer only" in words
+    assert "17.4's model keeps a one-directional encoder" in words
+
+
+@pytest.fixture(scope="module")
+def beam(site):
+    header, *body = table("python3 deeper.py --beam")
+    return header, {int(r[0]): r for r in body}
+
+
+def test_a_beam_of_width_1_gets_right_what_greedy_decoding_got_right(beam, reverse):
+    """Width 1 is greedy decoding: its share of strings right over all lengths is the mean
+    of 17.3's greedy column over the lengths (each length has as many test strings); two
+    code paths, decode and beam_search, agree."""
+    header, rows = beam
+    greedy = sum(w[0] for w, _ in reverse.values()) / len(reverse)
+    assert spread(rows[1][1])[0] == pytest.approx(greedy, abs=0.006)
+    at8 = header.index("at length 8")
+    assert spread(rows[1][at8])[0] == reverse[8][0][0]
+
+
+def test_a_wider_beam_finds_likelier_outputs_at_a_cost(beam):
+    """'Widening the beam from 1 to 8 raises the mean log-probability of the output chosen
+    from a to b, and the share of strings reversed exactly from c to d, for s8 decoder steps
+    per string instead of s1.'"""
+    header, rows = beam
+    logp, steps = header.index("mean log P(output)"), header.index("decoder steps per string")
+    lp = {w: float(r[logp].split(" ")[0]) for w, r in rows.items()}
+    right = {w: spread(r[1])[0] for w, r in rows.items()}
+    cost = {w: float(r[steps]) for w, r in rows.items()}
+    assert sorted(rows) == list(range(1, 9))
+    assert lp[8] > lp[1] and right[8] >= right[1]
+    assert lp[2] - lp[1] > lp[8] - lp[2]  # 'most of the gain comes at width 2 already'
+    assert right[8] - right[2] <= 0.01
+    assert right[8] - right[1] < 0.5 * (1 - right[1])  # 'mostly wrong under any width'
+    assert all(cost[a] < cost[b] for a, b in zip(range(1, 8), range(2, 9)))
+    assert cost[1] == pytest.approx(6.5)  # one step per symbol: the mean length of 1 .. 12
+    words = said(r"Widening the beam from 1 to 8 raises the mean log-probability of the output "
+                 r"chosen from ([-0-9.]+) to ([-0-9.]+), and the share of strings reversed "
+                 r"exactly from ([0-9.]+) to ([0-9.]+), for (\d+) decoder steps per string "
+                 r"instead of ([0-9.]*[0-9]);")
+    assert [float(w) for w in words] == pytest.approx(
+        [lp[1], lp[8], right[1], right[8], round(cost[8]), cost[1]], abs=0.006)
+
+
+def test_the_example_is_a_string_the_beam_gets_right_and_greedy_does_not(site):
+    header, *body = tables("python3 deeper.py --beam")[1]
+    rows = {r[0]: r for r in body}
+    greedy, wide = rows["greedy"], rows["beam, width 8"]
+    assert greedy[2] == "no" and wide[2] == "yes"
+    total = header.index("log P(output)")
+    assert float(wide[total]) > float(greedy[total])
+    parts = {}
+    for name, row in (("greedy", greedy), ("beam", wide)):
+        parts[name] = [float(x) for x in row[-1].split()]
+        assert sum(parts[name]) == pytest.approx(float(row[total]), abs=0.01 * len(parts[name]))
+    part = next(j for j, (a, b) in enumerate(zip(greedy[1], wide[1])) if a != b)
+    assert parts["greedy"][part] > parts["beam"][part]  # greedy takes the likelier symbol
+    source = re.search(r"'([a-j]+)', to be written '([a-j]+)'", printed("--beam")).groups()
+    assert source[1] == source[0][::-1] == wide[1] != greedy[1]

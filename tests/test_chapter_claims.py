@@ -332,6 +332,30 @@ def test_partial_solutions_are_read_off_the_loss(site):
     assert pairs >= 1 and two >= 1  # both kinds occur in the grid
 
 
+def test_every_partial_seed_is_accounted_for(site):
+    """Issue 28, finding 9: the seeds neither pattern explains are named, each with its
+    lag, accuracy and loss, so that the counts add up to the partial seeds."""
+    from test_memory import build_record
+
+    text = text_of(soup(PAGE).body)
+    block = text[text.index("Accuracies near 0.50 and 0.75 are partial solutions"):][:1500]
+    acc, _ = build_record("--accuracy")
+    other = []
+    for name in acc["models"]:
+        for lag, accs, losses in zip(acc["lags"], acc["accuracy"][name], acc["loss"][name]):
+            for a, loss in zip(accs, losses):
+                kinds = [(0.5, math.log(2)), (0.5, 0.75 * math.log(3)), (0.75, math.log(2) / 2)]
+                if 0.4 <= a < LEARNED and not any(abs(a - ka) < 0.06 and abs(loss - kl) < 0.06
+                                                  for ka, kl in kinds):
+                    other.append((lag, a, loss))
+    named = re.findall(r"at lag (\d+), an accuracy of ([0-9.]+) with a loss of ([0-9.]+)", block)
+    assert [(int(lag), float(a), float(l)) for lag, a, l in named] == \
+        [(lag, round(a, 3), round(loss, 2)) for lag, a, loss in other]
+    if other:
+        assert ("The other one fits neither pattern" if len(other) == 1
+                else f"The other {len(other)} fit neither pattern") in block
+
+
 def test_every_reference_is_cited_in_the_text():
     source = (DOCS / PAGE).read_text("utf-8")
     body, references = source.split("## References")

@@ -137,3 +137,61 @@ def test_a_gru_is_three_quarters_of_an_lstm(site):
         counts = {r[0]: number(r[2]) for r in table(CH13, command)[1:]}
         assert counts["GRU"] / counts["LSTM"] == 0.75
         assert counts["GRU"] == 3 * counts["plain RNN"]
+
+
+# -- the second cure, named where the first is ----------------------------------------
+
+def test_chapters_12_and_13_name_initialisation_beside_the_gates(site):
+    """12.6 and 13's opening: the vanishing gradient is cured by architecture *or* by a
+    start near a factor of 1, with a link to chapter 16's measurement (issue 28, finding
+    7), where the IRNN did learn chapter 15's task at lag 50 in most seeds."""
+    from bs4 import BeautifulSoup
+
+    for page, words in ((CH12, "a start whose factor per step is near 1"),
+                        ("ch13-gated.md", "start the plain network where its factor is")):
+        soup = BeautifulSoup(page_html(page), "html.parser")
+        paragraph = next(p for p in soup.find_all("p") if words in " ".join(p.text.split()))
+        links = [a["href"] for a in paragraph.find_all("a")]
+        assert any(h.endswith("ch16-training/#165-initialisation-the-other-cure")
+                   for h in links), links
+    header, *body = table("ch16-training.md", "python3 training.py --init")
+    irnn = next(r for r in body if r[0] == "U = I, ReLU" and r[1] == "50")
+    assert int(irnn[3].split()[0]) >= 3
+
+
+# -- the conventions page: one GRU step in every notation ------------------------------
+
+def sigmoid(a):
+    import numpy as np
+    return 1 / (1 + np.exp(-a))
+
+
+def test_the_notation_map_is_one_step_computed_in_each_notation(site):
+    """Each row of the conventions page's table against this test's own step in that
+    notation, from chapter 13's weights (gated.py's settings): d2l's rows and Chung's
+    z' = 1 - z give chapter 13's h_t; chapter 12's tanh(W x + U h) is the candidate with
+    the reset gate open; PyTorch's reset-after candidate is another number."""
+    import numpy as np
+
+    from helpers import load_script
+
+    g = load_script("gated.py")
+    h, x = np.array(g.h_prev), np.array(g.x_t)
+    W_z, W_r, W_h = (np.array(w) for w in (g.W_z, g.W_r, g.W_h))
+    n = len(h)
+    z, r = sigmoid(W_z[:, :n] @ h + W_z[:, n:] @ x), sigmoid(W_r[:, :n] @ h + W_r[:, n:] @ x)
+    cand = np.tanh(W_h[:, :n] @ (r * h) + W_h[:, n:] @ x)
+    new = z * h + (1 - z) * cand
+    plain = np.tanh(W_h[:, n:] @ x + W_h[:, :n] @ h)
+    n_pt = np.tanh(W_h[:, n:] @ x + r * (W_h[:, :n] @ h))
+    expected = [(z, r, cand, new), (z, r, cand, new), (None, None, plain, plain),
+                (1 - z, r, cand, new), (z, r, n_pt, (1 - z) * n_pt + z * h)]
+    header, *body = table("conventions.md", "python3 gated.py --notation")
+    assert len(body) == len(expected)
+    for row, want in zip(body, expected):
+        for cell, value in zip(row[1:], want):
+            if value is None:
+                assert cell == "none"
+            else:
+                assert vector(cell) == pytest.approx(value, abs=6e-5), row[0]
+    assert vector(body[4][4]) != pytest.approx(new, abs=1e-4)  # another function

@@ -370,6 +370,74 @@ def test_greedy_decoding_fed_the_truth_is_teacher_forcing():
     assert (outputs == P.argmax(axis=-1).transpose(2, 0, 1)).all()
 
 
+# -- beam search against an exhaustive search of the reference -----------------------
+
+def reference_scores(model, m, source, attention):
+    """log P(y | x) of every output y of len(source) symbols, for model m, by walking the
+    tree of every prefix with the reference GRU: {output tuple: log-probability}."""
+    h = model["enc"]["W_h"].shape[-2]
+    E = gru_states(model["enc"], m, [eye(deeper.K, x) for x in source], np.zeros(h))
+    scores = {}
+
+    def walk(prefix, s, previous, logp):
+        if len(prefix) == len(source):
+            scores[tuple(prefix)] = logp
+            return
+        s = gru_states(model["dec"], m, [eye(deeper.K + 1, previous)], s)[0]
+        step, _ = reference_readout(model, m, s, E, attention)
+        for y in range(deeper.K):
+            walk(prefix + [y], s, y, logp + step[y])
+
+    walk([], E[-1], deeper.BOS, 0.0)
+    return scores
+
+
+@pytest.fixture(scope="module")
+def beam_case():
+    """Two random models (without and with attention), three strings of 3 symbols, and
+    the reference's score of every one of the 10^3 outputs of each."""
+    model, source = seq2seq_case(seed=7, n=3, B=3)
+    attention = np.array([False, True])
+    scores = [[reference_scores(model, m, source[:, m, b], attention[m])
+               for b in range(source.shape[2])] for m in range(2)]
+    return model, source, attention, scores
+
+
+def test_a_beam_as_wide_as_every_prefix_finds_the_exhaustive_searchs_best(beam_case):
+    model, source, attention, scores = beam_case
+    output, score = deeper.beam_search(model, source, attention, deeper.K ** 2)
+    for m in range(2):
+        for b, every in enumerate(scores[m]):
+            best = max(every, key=every.get)
+            assert tuple(output[:, m, b]) == best
+            assert score[m, b] == pytest.approx(every[best], abs=1e-9)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 8])
+def test_every_beam_scores_its_output_as_the_reference_does_and_no_higher_than_the_best(
+        beam_case, width):
+    model, source, attention, scores = beam_case
+    output, score = deeper.beam_search(model, source, attention, width)
+    for m in range(2):
+        for b, every in enumerate(scores[m]):
+            assert score[m, b] == pytest.approx(every[tuple(output[:, m, b])], abs=1e-9)
+            assert score[m, b] <= max(every.values()) + 1e-12
+
+
+def test_a_beam_of_width_1_is_greedy_decoding(beam_case):
+    model, source, attention, _ = beam_case
+    output, _ = deeper.beam_search(model, source, attention, 1)
+    greedy, _ = deeper.decode(model, source, attention)
+    assert (output == greedy).all()
+
+
+def test_the_steps_a_beam_takes_are_counted_as_it_takes_them():
+    """beam_steps: step j runs one decoder step per beam alive, min(width, K^(j-1))."""
+    assert deeper.beam_steps(4, 1) == 4
+    assert deeper.beam_steps(3, 8) == 1 + 8 + 8
+    assert deeper.beam_steps(3, 100) == 1 + 10 + 100
+
+
 # -- the command line ---------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [

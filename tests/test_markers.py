@@ -135,3 +135,56 @@ def test_block_inside_a_sentence_and_inline_alone_fail():
         parse("p.md", "see <!-- gen table decay from rnn.py --vanish -->\n")
     with pytest.raises(GeneratorError, match="makes inline text"):
         parse("p.md", "<!-- gen value factor_05:sci from rnn.py --vanish -->\n")
+
+
+# -- code markers: a definition of the served script, quoted at build time ------------
+
+def test_a_code_marker_names_a_function_and_a_script_and_stands_alone():
+    text = "# T\n\n<!-- gen code gru_step from gru.py -->\n\n<!-- gen code Adam from deeper.py -->\n"
+    found = parse("ch99-test.md", text)
+    assert [(m.line, m.kind, m.name, m.script, m.argv, m.alone) for m in found] == [
+        (3, "code", "gru_step", "gru.py", (), True), (5, "code", "Adam", "deeper.py", (), True)]
+    assert found[0].key == "code gru_step from python3 gru.py"
+    with pytest.raises(GeneratorError, match=r"^docs/ch99-test\.md:1: .*no flags"):
+        parse("ch99-test.md", "<!-- gen code gru_step from gru.py --cell lstm -->\n")
+    with pytest.raises(GeneratorError, match=r"^docs/ch99-test\.md:1: .*makes a block"):
+        parse("ch99-test.md", "See <!-- gen code gru_step from gru.py --> here.\n")
+
+
+def test_a_code_quote_is_the_definitions_lines_as_served_linked_to_them():
+    """The quote holds exactly the lines ast reports for the definition (decorators
+    included), numbered from its first line, and links the code page's anchor, which
+    the code page's listing carries; the listing's blocks together are the file."""
+    import ast
+    import re
+
+    from generator import codepage
+    from generator.chapter import CODE, chapters
+
+    ch = next(c for c in chapters() if c.script == "deeper.py")
+    source = (CODE / "deeper.py").read_text("utf-8")
+    node = next(n for n in ast.parse(source).body if getattr(n, "name", "") == "beam_search")
+    quote = codepage.code_quote(ch, "beam_search", "ch17-deeper.md", "docs/ch17-deeper.md:9")
+    lines = source.splitlines()[node.lineno - 1:node.end_lineno]
+    assert f"lines {node.lineno} to {node.end_lineno}" in quote
+    body = [line[4:] if line else "" for line in quote.split("\n")[2:]]
+    assert body[body.index(lines[0]):body.index(lines[0]) + len(lines)] == lines
+    assert f"(code/deeper.md#def-beam_search)" in quote
+    listing = codepage.listing(source, ["beam_search", "attend"])
+    assert '<span id="def-beam_search"></span>' in listing
+    blocks = re.findall(r'```python linenums="(\d+)"\n(.*?)\n```', listing, re.S)
+    assert "\n".join(text for _, text in blocks) == source.rstrip()
+    assert [int(n) for n, _ in blocks][1:] == sorted(
+        [codepage.definitions(source)[n][0] for n in ("attend", "beam_search")])
+
+
+def test_an_unknown_definition_fails_naming_the_page_line_and_what_there_is():
+    from generator import codepage
+    from generator.chapter import chapters
+
+    ch = next(c for c in chapters() if c.script == "gru.py")
+    with pytest.raises(GeneratorError) as err:
+        codepage.code_quote(ch, "gru_stpe", "ch14-gru-lm.md", "docs/ch14-gru-lm.md:64")
+    assert str(err.value).startswith("docs/ch14-gru-lm.md:64: docs/code/gru.py defines no "
+                                     "function or class 'gru_stpe' at top level (it defines: ")
+    assert "gru_step," in str(err.value)

@@ -21,11 +21,12 @@ Python 3.9+ and numpy. One GRU cell (d2l's equations, the notation of chapters
     python3 deeper.py --reverse    reversing strings, without and with attention, by length
     python3 deeper.py --attention  the attention weights of a few test strings
     python3 deeper.py --exposure   teacher forcing against the decoder's own outputs
+    python3 deeper.py --beam       decoding with a beam of width 1 to 8 instead of greedily
     python3 deeper.py --recall     chapter 15's recall task with an attention readout
     python3 deeper.py --gradcheck  every hand-written gradient against central differences
 
     options: --steps N (the training budget of the models --stacked, --layers,
-             --reverse, --attention, --exposure and --recall show),
+             --reverse, --attention, --exposure, --beam and --recall show),
              --lags L,L,... (--recall), --string S (--attention: one more
              string to reverse), --corpus PATH (--stacked, --layers, --leak,
              --tagging: another text than timemachine.txt)
@@ -35,7 +36,7 @@ How the file reads, top to bottom:
     the model        the settings and the data; the GRU layer, forward over a
                      sequence and back through time; layers on top (stacked,
                      both directions, a softmax at every step); the
-                     encoder-decoder with attention, and greedy decoding; Adam
+                     encoder-decoder with attention, greedy and beam decoding; Adam
                      and the training loops, each model trained once per run
     the experiments  their settings; the encoder-decoder tested; linear probes;
                      chapter 15's recall task read out by attention; the
@@ -422,6 +423,44 @@ def decode(model, source, attention, target=None):
     return np.stack(outputs), np.stack(weights, axis=2)  # weights (M, B, n, n)
 
 
+def beam_search(model, source, attention, width):
+    """Beam search: at every output step each of the `width` best partial outputs so far
+    is extended by every symbol, and the `width` extensions with the highest
+    log-probability, log P(y_1 .. y_j | x) = sum of log P(y_i | y_<i, x), are kept. The
+    decoder writes as many symbols as the source has. Width 1 is greedy decoding.
+    Returns the best outputs (n, M, B) and their log-probabilities (M, B)."""
+    Hs, _ = encode(model, source)
+    n, M, B = source.shape
+    h = Hs.shape[-1]
+    E = Hs[1:].transpose(1, 2, 0, 3)  # (M, B, n, h)
+    s = Hs[-1][:, :, None]  # the beams' decoder states (M, B, beams, h): one beam, s_0 = h_n
+    score = np.zeros((M, B, 1))  # log P of each beam's output so far
+    token = np.full((M, B, 1), BOS)  # each beam's last symbol
+    written = np.zeros((M, B, 1, 0), np.intp)  # each beam's output so far
+    for _ in range(n):
+        beams = s.shape[2]
+        Ss, _ = gru_forward(model["dec"], one_hot(token.reshape(1, M, B * beams), K + 1,
+                                                  Hs.dtype), s.reshape(M, B * beams, h))
+        s = Ss[-1].reshape(M, B, beams, h)
+        P, _, _ = readout(model, s, E, attention)  # (M, B, beams, K): every beam's next symbol
+        extended = (score[..., None] + np.log(np.maximum(P, 1e-30))).reshape(M, B, beams * K)
+        best = np.argsort(-extended, axis=-1, kind="stable")[..., :width]
+        score = np.take_along_axis(extended, best, axis=-1)
+        beam, token = best // K, best % K  # which beam each survivor extends, and by what
+        s = np.take_along_axis(s, beam[..., None], axis=2)
+        written = np.concatenate([np.take_along_axis(written, beam[..., None], axis=2),
+                                  token[..., None]], axis=-1)
+    return written[:, :, 0].transpose(2, 0, 1), score[:, :, 0]
+
+
+def symbol_log_probs(model, source, output, attention):
+    """log P(y_j | y_<j, x) of every symbol of `output` (M, B, n), the decoder fed `output`
+    as its previous symbols (teacher forcing); their sum is what a search's result scores."""
+    _, P, _, _ = seq2seq_loss(model, source, output, attention, need_grads=False)
+    picked = np.take_along_axis(P, output.transpose(1, 2, 0)[..., None], axis=-1)[..., 0]
+    return np.log(np.maximum(picked, 1e-30))
+
+
 # -------------------------------------------------------- training: Adam, every model side by side
 
 def leaves(tree):
@@ -491,6 +530,7 @@ class LabellerRun:
     steps: int
     curve_steps: list  # steps at which the curve was measured
     curve: list  # per point, per seed: validation perplexity (lm) or accuracy (tag)
+    train_curve: list  # the same on as many training windows: how well it fits what it reads
     position_loss: list  # per position, per seed: mean validation cross-entropy at the end
     position_accuracy: list  # per position, per seed: validation accuracy at the end
     seconds: float  # CPU time of the training
@@ -509,23 +549,25 @@ def train_labeller(ids, name, task, hidden, bidirectional, steps, seeds=SEEDS):
         rngs = [np.random.default_rng([20, s]) for s in seeds]
         X_all, Y_all = labels(task, train_w)
         curve_w = val_w[::len(val_w) // LM_CURVE_VAL]
-        curve_steps, curve = [], []
+        fit_w = train_w[::len(train_w) // LM_CURVE_VAL]  # as many training windows
+        curve_steps, curve, train_curve = [], [], []
         for step in range(1, steps + 1):
             idx = np.stack([rng.integers(0, len(X_all), LM_BATCH) for rng in rngs])  # (M, B)
             X, Y = X_all[idx].transpose(2, 0, 1), Y_all[idx].transpose(2, 0, 1)  # (T, M, B)
             _, _, _, grads = labeller_loss(model, one_hot(X, len(VOCAB)), Y)
             adam.step(grads)
             if step % LM_EVERY == 0 or step == steps:
-                loss, acc = evaluate_labeller(model, task, curve_w)
                 curve_steps.append(step)
-                curve.append((np.exp(loss.mean(axis=0)) if task == "lm" else acc.mean(axis=0))
-                             .tolist())
+                for w, points in ((curve_w, curve), (fit_w, train_curve)):
+                    loss, acc = evaluate_labeller(model, task, w)
+                    points.append((np.exp(loss.mean(axis=0)) if task == "lm"
+                                   else acc.mean(axis=0)).tolist())
         loss, acc = evaluate_labeller(model, task, val_w)
-        return model, (curve_steps, curve, loss.tolist(), acc.tolist())
+        return model, (curve_steps, curve, train_curve, loss.tolist(), acc.tolist())
 
-    (model, (curve_steps, curve, loss, acc)), seconds = memoised(key, train)
+    (model, (curve_steps, curve, train_curve, loss, acc)), seconds = memoised(key, train)
     return model, LabellerRun(name, task, list(hidden), bidirectional, count_params(model),
-                              steps, curve_steps, curve, loss, acc, seconds)
+                              steps, curve_steps, curve, train_curve, loss, acc, seconds)
 
 
 def with_and_without(seeds):
@@ -592,6 +634,8 @@ TAG_STEPS = 150  # the budget of both taggers
 S2S_TEST = 200  # fixed test strings per length
 SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test string of each
 EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
+BEAM_WIDTHS = tuple(range(1, 9))  # --beam: width 1 is greedy
+BEAM_SHOWN = (8, 12)  # --beam: the lengths it prints a column for, beside all lengths
 MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
 
 
@@ -613,6 +657,66 @@ def test_seq2seq(model, length, teacher_forcing=False):
     output, weights = decode(model, source, attention, target if teacher_forcing else None)
     right = output == target
     return right.all(axis=0).mean(axis=-1), right.mean(axis=(0, 2)), output, weights
+
+
+# ------------------------------------------------------------- decoding with a beam, by width
+
+def select_models(tree, idx):
+    """The models idx of models side by side (every array's first axis)."""
+    if isinstance(tree, dict):
+        return {k: select_models(v, idx) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [select_models(v, idx) for v in tree]
+    return tree[idx]
+
+
+def beam_steps(n, width):
+    """Decoder steps a beam search of `width` takes on a string of n symbols: step j runs
+    one step for each beam alive, at most width and at most K^(j-1)."""
+    return sum(min(width, K ** j) for j in range(n))
+
+
+@dataclass
+class BeamTest:
+    width: int
+    right: list  # per length, per seed: share of the test strings reversed exactly
+    log_prob: list  # per length, per seed: mean log P(output | source) of the chosen outputs
+    outputs: list  # per length: the outputs (n, seeds, strings)
+    scores: list  # per length: their log-probabilities (seeds, strings)
+    steps: float  # decoder steps per string, mean over the test strings of every length
+    seconds: float  # CPU time of the search over every test string of every seed
+
+
+def test_beam(model, width, lengths):
+    """Beam search of one width on the fixed test strings of every length: the models of
+    `model` without attention (the first half)."""
+    M = len(model["out"]["b"]) // 2
+    plain = select_models(model, slice(0, M))
+    start = time.process_time()
+    right, log_prob, outputs, scores = [], [], [], []
+    for n in lengths:
+        source = np.ascontiguousarray(np.broadcast_to(reversal_test(n)[:, None],
+                                                      (n, M, S2S_TEST)))
+        output, score = beam_search(plain, source, np.zeros(M, bool), width)
+        right.append((output == source[::-1]).all(axis=0).mean(axis=-1).tolist())
+        log_prob.append(score.mean(axis=-1).tolist())
+        outputs.append(output)
+        scores.append(score)
+    steps = float(np.mean([beam_steps(n, width) for n in lengths]))
+    return BeamTest(width, right, log_prob, outputs, scores, steps, time.process_time() - start)
+
+
+def beam_example(lengths, greedy, beam, seed=0):
+    """The first test string (shortest first) that greedy decoding gets wrong and the
+    beam gets right, for the model of `seed`'s index: (length, index) or None."""
+    for k, n in enumerate(lengths):
+        target = reversal_test(n)[::-1]
+        wrong = (greedy.outputs[k][:, seed] != target).any(axis=0)
+        right = (beam.outputs[k][:, seed] == target).all(axis=0)
+        found = np.flatnonzero(wrong & right)
+        if len(found):
+            return n, int(found[0])
+    return None
 
 
 # ------------------------------------------------------- what a layer's state holds: linear probes
@@ -864,8 +968,10 @@ def format_stacked_table(runs):
     return format_table(("model", "parameters", f"val ppl, step {runs[0].steps:,}"), rows, "lrr")
 
 
-def format_curve_table(runs):
-    rows = [(f"{step:,}",) + tuple(spread(r.curve[k]) for r in runs)
+def format_curve_table(runs, curve="curve"):
+    """Perplexity along training: on validation windows (curve) or training windows
+    (train_curve)."""
+    rows = [(f"{step:,}",) + tuple(spread(getattr(r, curve)[k]) for r in runs)
             for k, step in enumerate(runs[0].curve_steps)]
     return format_table(("step",) + tuple(r.name for r in runs), rows, "r" * (len(runs) + 1))
 
@@ -929,6 +1035,24 @@ def format_exposure_table(lengths, forced, free):
     return format_table(("length", "fed the true symbols", "fed its own outputs"), rows, "rrr")
 
 
+def format_beam_table(tests, shown, lengths):
+    rows = [(t.width, spread(np.mean(t.right, axis=0)),
+             *(spread(t.right[lengths.index(n)]) for n in shown),
+             spread(np.mean(t.log_prob, axis=0)), f"{t.steps:.1f}", f"{t.seconds:.2f}")
+            for t in tests]
+    header = ("width", "strings right, all lengths", *(f"at length {n}" for n in shown),
+              "mean log P(output)", "decoder steps per string", "CPU s")
+    return format_table(header, rows, "r" * len(header))
+
+
+def format_beam_example(rows):
+    """rows: (how, written, right, per-symbol log-probabilities)."""
+    body = [(how, written, "yes" if right else "no", f"{sum(lp):.2f}",
+             " ".join(f"{x:.2f}" for x in lp)) for how, written, right, lp in rows]
+    return format_table(("decoding", "written", "right", "log P(output)",
+                         "log P of each symbol, given those before"), body, "llrrl")
+
+
 def format_recall_table(lags, without, with_, widths=None):
     rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
     return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
@@ -959,7 +1083,17 @@ class StackedRecord:
     best_step: list  # per model: the step of the curve's lowest mean
     best_ppl: list  # per model: that lowest mean (on the curve's windows)
     curve_every: int  # steps between two points of the curves
-    curve_windows: int  # the validation windows of the curves' points
+    curve_windows: int  # the validation windows of the curves' points (as many training ones)
+    val_windows: int  # the validation windows of the table: all of them
+    train_chars: int  # the characters the training windows are cut from
+    reads: float  # how many times a step's windows read each of them, in all steps
+    curve_mean: list  # per model, per point: mean validation perplexity of the curve
+    train_mean: list  # per model, per point: mean training perplexity, as many windows
+    last_curve: list  # per model: the curve's mean at the last step
+    best_train: list  # per model: the training perplexity at the curve's lowest point
+    last_train: list  # ... and at the last step
+    clip: float  # each model's gradient is clipped to this norm, in every experiment
+    seed_count: int  # seeds of every experiment
 
 
 @dataclass
@@ -981,7 +1115,9 @@ class LeakRecord:
     inside_mean: list  # per model: the mean over the seeds
     last_mean: list
     position_ppl: list  # per model, per position t = 1 .. T: the mean over the seeds
-    steps: int  # the bidirectional model's
+    steps: int  # the bidirectional model's, and the one-directional control's
+    hidden: list  # per model: units per direction
+    model_steps: list  # per model: its training steps
 
 
 @dataclass
@@ -1040,6 +1176,23 @@ class ExposureRecord:
 
 
 @dataclass
+class BeamRecord:
+    widths: list
+    lengths: list
+    right: list  # per width, per seed: share of every test string reversed exactly
+    right_at: list  # per width, per length, per seed
+    log_prob: list  # per width, per seed: mean log P(output | source) over every test string
+    mean_right: list  # per width: the mean over the seeds
+    mean_log_prob: list
+    steps: list  # per width: decoder steps per string
+    seconds: list  # per width: CPU time of the search
+    greedy_same: bool  # width 1 wrote what greedy decoding (decode) writes, every string
+    example: list  # [source, target, [how, written, right, per-symbol log P] per decoding]
+    example_width: int  # the beam shown in the example
+    model_steps: int  # the models' training steps (those of --reverse)
+
+
+@dataclass
 class RecallRecord:
     lags: list
     steps: int
@@ -1086,15 +1239,25 @@ def report_stacked(args, out):
     out.text(f"Along the way, every {LM_EVERY} steps, on {LM_CURVE_VAL} of the validation "
              f"windows (every {NUM_VAL // LM_CURVE_VAL}th):")
     out.table("curve", format_curve_table(runs))
+    out.text(f"Training perplexity at the same steps, on {LM_CURVE_VAL} of the training windows "
+             f"(every {NUM_TRAIN // LM_CURVE_VAL}th): how well each model fits the text it "
+             f"trains on.")
+    out.table("fit", format_curve_table(runs, "train_curve"))
     out.text("time: " + ", ".join(f"{r.name} {r.seconds:.1f} s" for r in runs)
              + " of CPU for the three seeds")
     val = [np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs]
     curve_means = [[float(np.mean(point)) for point in r.curve] for r in runs]
+    train_means = [[float(np.mean(point)) for point in r.train_curve] for r in runs]
     best = [int(np.argmin(c)) for c in curve_means]
+    train_chars = NUM_TRAIN + NUM_STEPS
     return StackedRecord(runs[0].steps, list(SEEDS), LM_BATCH, LR, runs, [r.name for r in runs],
                          [r.params for r in runs], val, [float(np.mean(v)) for v in val],
                          [runs[0].curve_steps[b] for b in best],
-                         [c[b] for c, b in zip(curve_means, best)], LM_EVERY, LM_CURVE_VAL)
+                         [c[b] for c, b in zip(curve_means, best)], LM_EVERY, LM_CURVE_VAL,
+                         NUM_VAL, train_chars, runs[0].steps * LM_BATCH * NUM_STEPS / train_chars,
+                         curve_means, train_means, [c[-1] for c in curve_means],
+                         [t[b] for t, b in zip(train_means, best)], [t[-1] for t in train_means],
+                         CLIP, len(SEEDS))
 
 
 def report_layers(args, out):
@@ -1114,14 +1277,19 @@ def report_layers(args, out):
 def report_leak(args, out):
     ids, trained = stacked_runs(args)
     one = trained[0][1]
-    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN}", "lm", (BI_HIDDEN,), True,
-                             LEAK_STEPS)
-    one.name = "one direction, h = 32"
-    runs = [one, both]
+    _, fair = train_labeller(ids, f"one direction, {BI_HIDDEN} units, {LEAK_STEPS} steps", "lm",
+                             (BI_HIDDEN,), False, LEAK_STEPS)
+    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN} units, {LEAK_STEPS} steps",
+                             "lm", (BI_HIDDEN,), True, LEAK_STEPS)
+    one.name = f"one direction, {one.hidden[0]} units, {one.steps} steps"
+    runs = [one, fair, both]
     T = NUM_STEPS
     out.text(f"A bidirectional GRU ({BI_HIDDEN} units each way, {both.params:,} parameters) "
-             f"trained as a language model, {LEAK_STEPS} steps, against the one-layer GRU of "
-             f"--stacked ({one.steps} steps). At step t both predict x_{{t+1}}; the backward "
+             f"trained as a language model for {LEAK_STEPS} steps, against two one-directional "
+             f"GRUs: the one-layer GRU of --stacked ({one.hidden[0]} units, {one.steps} steps) and "
+             f"one with the budget of either direction ({BI_HIDDEN} units, {LEAK_STEPS} steps). "
+             f"All three: Adam (learning rate {LR:g}), batches of {LM_BATCH}, seeds "
+             f"{', '.join(map(str, SEEDS))}. At step t each predicts x_{{t+1}}; the backward "
              f"GRU has read x_{T} .. x_t, which holds x_{{t+1}} for every t but the last. "
              f"Validation perplexity by position, mean (lowest-highest) over the seeds:")
     out.table("leak", format_leak_table(runs))
@@ -1131,7 +1299,8 @@ def report_leak(args, out):
     inside, last = [ppl(r, list(range(T - 1))) for r in runs], [ppl(r, [T - 1]) for r in runs]
     return LeakRecord(runs, [r.name for r in runs], inside, last,
                       [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
-                      [np.exp(r.position_loss).mean(axis=1).tolist() for r in runs], LEAK_STEPS)
+                      [np.exp(r.position_loss).mean(axis=1).tolist() for r in runs], LEAK_STEPS,
+                      [r.hidden[0] for r in runs], [r.steps for r in runs])
 
 
 def report_tagging(args, out):
@@ -1251,6 +1420,53 @@ def report_exposure(args, out):
                           o_at, fs_at, os_at)
 
 
+def report_beam(args, out):
+    steps, model, _ = reversal_models(args)
+    S, lengths = len(SEEDS), list(range(1, MAX_LEN + 1))
+    tests = [test_beam(model, w, lengths) for w in BEAM_WIDTHS]
+    plain = select_models(model, slice(0, S))
+    greedy_same = all(np.array_equal(decode(plain, np.ascontiguousarray(np.broadcast_to(
+        reversal_test(n)[:, None], (n, S, S2S_TEST))), np.zeros(S, bool))[0], out_n)
+        for n, out_n in zip(lengths, tests[0].outputs))
+    out.text(f"Beam search on the models without attention of --reverse ({steps:,} steps), on "
+             f"its {S2S_TEST} test strings of each length 1 to {MAX_LEN}: the decoder keeps the "
+             f"width likeliest partial outputs, extends each by every symbol and keeps the "
+             f"width likeliest of those; width 1 is greedy decoding"
+             f"{'' if greedy_same else ' (NOT the same outputs as decode)'}. Share of the "
+             f"strings reversed exactly and the mean log-probability of the output chosen, "
+             f"mean (lowest-highest) over seeds {', '.join(map(str, SEEDS))}; the search's cost "
+             f"in decoder steps per string and CPU time for all seeds.")
+    out.table("beam", format_beam_table(tests, BEAM_SHOWN, lengths))
+    widest = tests[-1]
+    found = beam_example(lengths, tests[0], widest)
+    example = []
+    if found is None:
+        out.text(f"No test string that greedy decoding gets wrong is right at width "
+                 f"{widest.width} for seed {SEEDS[0]}.")
+    else:
+        n, i = found
+        source = reversal_test(n)[:, i]
+        rows = []
+        for how, test in (("greedy", tests[0]), (f"beam, width {widest.width}", widest)):
+            written = test.outputs[lengths.index(n)][:, 0, i]
+            lp = symbol_log_probs(select_models(plain, slice(0, 1)), source[:, None, None],
+                                  written[:, None, None], np.zeros(1, bool))[0, 0]
+            rows.append((how, "".join(SYMBOLS[c] for c in written),
+                         bool((written == source[::-1]).all()), lp.tolist()))
+        text = "".join(SYMBOLS[c] for c in source)
+        out.text(f"The first test string greedy decoding gets wrong and the beam of width "
+                 f"{widest.width} gets right (seed {SEEDS[0]}): '{text}', to be written "
+                 f"'{text[::-1]}'.")
+        out.table("beam_example", format_beam_example(rows))
+        example = [text, text[::-1], [list(r) for r in rows]]
+    right = [np.mean(t.right, axis=0).tolist() for t in tests]
+    log_prob = [np.mean(t.log_prob, axis=0).tolist() for t in tests]
+    return BeamRecord(list(BEAM_WIDTHS), lengths, right, [t.right for t in tests], log_prob,
+                      [float(np.mean(r)) for r in right], [float(np.mean(lp)) for lp in log_prob],
+                      [t.steps for t in tests], [t.seconds for t in tests], greedy_same, example,
+                      widest.width, steps)
+
+
 def report_recall(args, out):
     lags = args.lags or list(R_LAGS)
     steps = steps_of(args, R_STEPS)
@@ -1302,12 +1518,14 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
                 report_reverse),
     "attention": ("the attention weights of a few test strings", report_attention),
     "exposure": ("teacher forcing against the decoder's own outputs", report_exposure),
+    "beam": ("decoding with a beam of width 1 to 8: exact match, log-probability, cost",
+             report_beam),
     "recall": ("chapter 15's recall task with an attention readout", report_recall),
     "gradcheck": ("every hand-written gradient against central differences", report_gradcheck),
 }
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error
-    "steps": ("stacked", "layers", "reverse", "attention", "exposure", "recall"),
+    "steps": ("stacked", "layers", "reverse", "attention", "exposure", "beam", "recall"),
     "lags": ("recall",),
     "string": ("attention",),
     "corpus": ("stacked", "layers", "leak", "tagging"),
@@ -1352,7 +1570,7 @@ def add_options(parser):
     parser.add_argument("--steps", metavar="N", type=number(int, 1, MAX_STEPS),
                         help=f"the training steps of the models shown, 1 to {MAX_STEPS:,} "
                              f"(defaults: {LM_STEPS} for --stacked and --layers, {S2S_STEPS:,} "
-                             f"for --reverse, --attention and --exposure, {R_STEPS} for --recall)")
+                             f"for --reverse, --attention, --exposure and --beam, {R_STEPS} for --recall)")
     parser.add_argument("--lags", metavar="L,L", type=lag_list,
                         help=f"--recall: the lags, up to five (default "
                              f"{','.join(map(str, R_LAGS))})")

@@ -8,6 +8,7 @@ Companion script to chapter 13 ("LSTM and GRU"). Python 3.9+ and numpy.
     python3 gated.py --step     one LSTM cell step with every gate, then a GRU step
     python3 gated.py --params   LSTM against GRU against plain RNN, in parameters
     python3 gated.py --measure  the gradient measured along a real LSTM's cell
+    python3 gated.py --notation one GRU step in every notation (the conventions page)
 
     options: --forget-bias B (--step), --input D and --hidden H (--params),
              --seed S (--measure)
@@ -24,7 +25,7 @@ import os
 import sys
 import textwrap
 from dataclasses import dataclass
-from typing import List
+from typing import List, Optional
 
 try:
     import numpy as np
@@ -193,6 +194,55 @@ def compute_gru_step(h_prev=h_prev, x_t=x_t):
     h_tilde = np.tanh(np.array(W_h) @ np.concatenate([r * hp, x]))  # candidate state
     h_t = z * hp + (1 - z) * h_tilde  # one gate splits old from new
     return GRUStep(z.tolist(), (1 - z).tolist(), r.tolist(), h_tilde.tolist(), h_t.tolist())
+
+
+@dataclass
+class NotationRow:
+    source: str  # whose notation
+    gate: Optional[List[float]]  # the update gate as that source names it (None: no gate)
+    r: Optional[List[float]]  # the reset gate
+    candidate: List[float]  # h~, PyTorch's n
+    h_t: List[float]
+
+
+def compute_notation(h_prev=h_prev, x_t=x_t):
+    """Step 3's GRU step written in each notation the site meets, with the same weights:
+    chapter 13's matrices on q = [h_{t-1}, x_t]; d2l's rows (chapters 14 to 17), X_t W_x +
+    H_{t-1} W_h with W_x and W_h the two blocks of columns of each W, transposed; chapter
+    12's tanh(W x_t + U h_{t-1}), the candidate with the reset gate open; Chung et al.'s
+    (and colah's) z' = 1 - z, which takes the new state; PyTorch's nn.GRU, whose reset
+    gate scales W_hn h_{t-1} after the product (all its biases zero here)."""
+    n = len(h_prev)
+    hp, x = np.array(h_prev), np.array(x_t)
+    W = {g: np.array(w) for g, w in (("z", W_z), ("r", W_r), ("h", W_h))}
+    W_x = {g: w[:, n:].T for g, w in W.items()}  # d2l's W_xz, W_xr, W_xh: (d, n)
+    W_hh = {g: w[:, :n].T for g, w in W.items()}  # d2l's W_hz, W_hr, W_hh: (n, n)
+    X, H_prev = x[None], hp[None]  # one example as a row
+    Z = sigmoid(X @ W_x["z"] + H_prev @ W_hh["z"])
+    R = sigmoid(X @ W_x["r"] + H_prev @ W_hh["r"])
+    H_tilde = np.tanh(X @ W_x["h"] + (R * H_prev) @ W_hh["h"])
+    d2l = [Z[0], R[0], H_tilde[0], (Z * H_prev + (1 - Z) * H_tilde)[0]]
+    mine = compute_gru_step(h_prev, x_t)
+    U, W_in = W["h"][:, :n], W["h"][:, n:]  # chapter 12's U and W: the candidate's blocks
+    plain = np.tanh(W_in @ x + U @ hp)
+    z_chung = sigmoid(-(W["z"] @ np.concatenate([hp, x])))  # z' = 1 - z
+    h_chung = np.tanh(W["h"] @ np.concatenate([sigmoid(W["r"] @ np.concatenate([hp, x])) * hp,
+                                                x]))
+    W_ih = np.vstack([W["r"][:, n:], W["z"][:, n:], W["h"][:, n:]])  # PyTorch's [r; z; n]
+    W_hh_pt = np.vstack([W["r"][:, :n], W["z"][:, :n], W["h"][:, :n]])
+    gi, gh = W_ih @ x, W_hh_pt @ hp
+    r_pt, z_pt = sigmoid(gi[:n] + gh[:n]), sigmoid(gi[n:2 * n] + gh[n:2 * n])
+    n_pt = np.tanh(gi[2 * n:] + r_pt * gh[2 * n:])  # the reset gate after the product
+    rows = [
+        ("chapter 13: W_z q, q = [h_{t-1}, x_t]", mine.z, mine.r, mine.h_tilde, mine.h_t),
+        ("chapters 14 to 17 (d2l): X_t W_xz + H_{t-1} W_hz", *d2l),
+        ("chapter 12: tanh(W x_t + U h_{t-1})", None, None, plain, plain),
+        ("Chung et al., colah: z' = 1 - z", z_chung, mine.r, h_chung,
+         (1 - z_chung) * hp + z_chung * h_chung),
+        ("PyTorch nn.GRU: r * (W_hn h_{t-1})", z_pt, r_pt, n_pt, (1 - z_pt) * n_pt + z_pt * hp),
+    ]
+    return [NotationRow(name, *(None if v is None else np.asarray(v).tolist() for v in vals))
+            for name, *vals in rows]
 
 
 # ---------------------------------------------------------------------------
@@ -382,6 +432,13 @@ def format_gru_chung_table(s):
     return format_table(("gate", "formula", "value"), rows, "lll")
 
 
+def format_notation_table(rows):
+    body = [(r.source, *(vec(v) if v is not None else "none" for v in (r.gate, r.r)),
+             vec(r.candidate), vec(r.h_t)) for r in rows]
+    return format_table(("notation", "update gate", "reset gate r", "candidate", "h_t"), body,
+                        "lllll")
+
+
 def format_params_table(costs):
     body = [(c.model, c.gates, f"{c.params:,}", f"{c.ratio:.2f}x", c.what) for c in costs]
     return format_table(("model", "gate blocks", "parameters", "ratio to RNN", "what the gates are"),
@@ -554,6 +611,28 @@ def report_params(args, out):
     return ParamsReport(d, H, costs, rnn, gru, lstm, gru / lstm, vectors)
 
 
+@dataclass
+class NotationReport:
+    h_prev: List[float]
+    x_t: List[float]
+    rows: List[NotationRow]
+    same: List[str]  # the notations whose h_t is chapter 13's, to the last digit printed
+    different: List[str]  # ... and those whose h_t is not
+
+
+def report_notation(args, out):
+    rows = compute_notation()
+    out.text(f"The conventions page: step 3's GRU step (h_{{t-1}} = {vec(h_prev)}, x_t = "
+             f"{vec(x_t)}, the same weights, no biases) in every notation the site meets. "
+             f"The update gate is named as each source names it: Chung et al.'s z' = 1 - z "
+             f"takes the new state. PyTorch's reset gate scales W_hn h_{{t-1}} after the "
+             f"product, which is another function, not another notation.")
+    out.table("notation", format_notation_table(rows))
+    same = [r.source for r in rows if vec(r.h_t) == vec(rows[0].h_t)]
+    return NotationReport(list(h_prev), list(x_t), rows, same,
+                          [r.source for r in rows if r.source not in same])
+
+
 def report_measure(args, out):
     seed = args.seed if args.seed is not None else MEASURE_SEED
     measured = compute_measure(seed=seed)
@@ -580,6 +659,8 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
     "params": ("step 4: parameters of LSTM, GRU and plain RNN", report_params),
     "measure": ("step 5: dC_t/dC_0 measured along a real LSTM's cell for b_f = 0, 1, 2",
                 report_measure),
+    "notation": ("the conventions page: one GRU step in every notation the site meets",
+                 report_notation),
 }
 DEFAULT = tuple(REPORTS)  # with no flag: every report, in order
 OPTIONS = {  # option -> the reports that use it; given to no chosen one, it is an error

@@ -736,6 +736,7 @@ class TrainRecord:
     vocab_size: int
     num_chars: int           # length of the whole corpus after preprocessing
     chars_used: int          # the first characters of it, which the windows are cut from
+    train_chars: int         # the first characters of those, which the training windows cover
     train_ppl: float         # the last epoch's training perplexity
     val_ppl: float           # .. and validation perplexity
     best_val: float          # the lowest and highest validation perplexity measured
@@ -749,7 +750,8 @@ def train_record(config, text, data, params, history, samples, seconds):
     return TrainRecord(
         asdict(config), history, samples, samples[-1].greedy, seconds,
         config.epochs * len(data.X_train) * config.num_steps / seconds, num_params(params),
-        len(VOCAB), len(text), data.num_chars, history[-1].train_ppl, history[-1].val_ppl,
+        len(VOCAB), len(text), data.num_chars, config.num_train + config.num_steps,
+        history[-1].train_ppl, history[-1].val_ppl,
         min(measured), max(measured),
         sum(row.clipped_fraction for row in history) / len(history))
 

@@ -665,6 +665,7 @@ JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS = 32, 16, 100  # H, d, T
 JACOBIAN_BIASES = (0.0, 1.0, 2.0)  # b_f
 JACOBIAN_DISTANCE = 47  # the step chapter 13 reads its table at
 JACOBIAN_SEED = 0
+ROUTE_KEY = 161  # this script's own: the random rotations of the route's control
 
 
 def lstm_step_jacobian(cache, W_h):
@@ -699,6 +700,11 @@ class JacobianRow:
     full: float  # the whole Jacobian dC_t/dC_0, spectral norm (chapter 13's "full norm")
     eig_path: list  # the eigenvalues of diag(F_t) at JACOBIAN_DISTANCE: F_t itself
     eig_step: list  # [re, im] of the eigenvalues of diag(F_t) + R_t there
+    output_memory: float  # full / one_step - 1: what the rest of the (C, H) system adds
+    route_cosine: float  # mean cosine between consecutive R_t (as vectors): how alike they are
+    factor_frozen: float  # factor per step of mean(F_t) I + R, R held at step T/2's
+    factor_independent: float  # ... of mean(F_t) I + Q_t R_t Q_t^T, Q_t random orthogonal
+    pythagoras: float  # sqrt(forget^2 + route^2)
 
 
 def measure_lstm(b_f, H=JACOBIAN_HIDDEN, d=JACOBIAN_INPUT, T=JACOBIAN_STEPS, seed=JACOBIAN_SEED):
@@ -728,6 +734,7 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
     product, mean_product = np.eye(n), np.eye(n)
     system = np.vstack([np.eye(n), np.zeros((n, n))])  # d(C_t, H_t)/dC_0, from (I, 0)
     paths, products, means, fulls, forgets, routes = [], [], [], [], [], []
+    Rs = []  # R_t of every step but the first
     eig_path = eig_step = None
     for t, cache in enumerate(caches, start=1):
         dC_dC, dC_dH, dH_dC, dH_dH = lstm_step_jacobian(cache, p["W_h"])
@@ -737,6 +744,7 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
             O_prev, tanh_prev = caches[t - 2][2].reshape(-1)[2 * n:], caches[t - 2][4].reshape(-1)
             R = dC_dH * (O_prev * (1 - tanh_prev ** 2))[None, :]
             routes.append(np.abs(np.linalg.eigvals(R)).max())
+            Rs.append(R)
         step = dC_dC + R
         if t == distance:
             eig_path = sorted(F.tolist())
@@ -758,9 +766,34 @@ def compute_jacobian(b_f, seed=JACOBIAN_SEED, distance=JACOBIAN_DISTANCE):
     best = float(np.prod([np.diag(lstm_step_jacobian(c, p["W_h"])[0])
                           for c in caches[:distance]], axis=0).max())
     forget, route = float(np.mean(forgets)), float(np.mean(routes))
+    frozen, independent = route_controls(forgets, Rs, seed)
+    cosine = float(np.mean([np.sum(a * b) / np.linalg.norm(a) / np.linalg.norm(b)
+                            for a, b in zip(Rs[:-1], Rs[1:])]))
     return JacobianRow(b_f, forget, route, forget + route, per_step(paths), per_step(means),
                        per_step(fulls), best, products[distance - 1], fulls[distance - 1],
-                       eig_path, eig_step)
+                       eig_path, eig_step, fulls[distance - 1] / products[distance - 1] - 1,
+                       cosine, per_step(frozen), per_step(independent),
+                       math.hypot(forget, route))
+
+
+def route_controls(forgets, Rs, seed):
+    """Two controls for the product of mean(F_t) I + R_t, spectral norm after each step:
+    R_t frozen at one step's (T/2), and R_t replaced by Q_t R_t Q_t^T, the same
+    eigenvalues turned by a random orthogonal Q_t drawn afresh at every step, so that
+    consecutive steps no longer share their directions."""
+    n = len(Rs[0])
+    rng = np.random.default_rng([ROUTE_KEY, seed])
+    held = Rs[len(Rs) // 2]
+    frozen, independent = np.eye(n), np.eye(n)
+    frozen_norms, independent_norms = [], []
+    for t, f in enumerate(forgets):
+        R = Rs[t - 1] if t else np.zeros((n, n))  # the first step has the cell path only
+        Q = orthogonal(rng, n)
+        frozen = (f * np.eye(n) + (held if t else 0 * held)) @ frozen
+        independent = (f * np.eye(n) + Q @ R @ Q.T) @ independent
+        frozen_norms.append(float(np.linalg.norm(frozen, 2)))
+        independent_norms.append(float(np.linalg.norm(independent, 2)))
+    return frozen_norms, independent_norms
 
 
 # ------------------------------------ 16.3: clipping against an exploding and a vanishing gradient
@@ -1080,7 +1113,7 @@ def evaluate_text(p, val, windows=True, streams=TEXT_BATCH, T=TEXT_WINDOW):
 
 # ----------------------------------------------------------- 16.5: initialisation of the plain RNN
 
-INIT_LAGS = (50,)  # one of chapter 15's lags; all five, 5 to 100, take a minute: --lags
+INIT_LAGS = (50, 100)  # two of chapter 15's lags; all five, 5 to 100, take longer: --lags
 INIT_MAX_LAG = 200
 INIT_MODELS = ("random U, tanh", "U = I, ReLU", "orthogonal U, tanh")
 INIT_MAX_STEPS = 20_000
@@ -1274,6 +1307,16 @@ def format_jacobian_table(rows):
     return format_table(header, body, "rrrrrrr")
 
 
+def format_route_table(rows):
+    body = [(f"{r.b_f:.1f}", f"{r.route_cosine:.2f}", f"{r.predicted:.3f}",
+             f"{r.factor_frozen:.3f}", f"{r.factor_mean:.3f}", f"{r.factor_independent:.3f}",
+             f"{r.pythagoras:.3f}") for r in rows]
+    header = ("b_f", "cosine of consecutive R_t", "mean F_t + rho(R_t)", "R_t frozen",
+              "R_t as measured", "R_t turned at random every step",
+              "sqrt(mean F_t^2 + rho(R_t)^2)")
+    return format_table(header, body, "rrrrrrr")
+
+
 def format_jacobian_at_table(rows, distance=JACOBIAN_DISTANCE):
     body = [(f"{r.b_f:.1f}", f"{r.path_best:.3e}", f"{r.one_step:.3e}", f"{r.full:.3e}")
             for r in rows]
@@ -1369,6 +1412,7 @@ class ClipRecord:
     threshold: float
     rows: List[ClipRow]
     vanishing_identical: bool  # at the smallest radius, clipping changed no number
+    seeds: int
 
 
 @dataclass
@@ -1381,6 +1425,8 @@ class TruncationRecord:
     learned: dict  # model -> per k, seeds at LEARNED or above
     seeds: int
     steps: int
+    lr: float  # Adam's
+    batch: int
 
 
 @dataclass
@@ -1399,6 +1445,9 @@ class TextRecord:
     mean_perplexity: dict  # setting -> mean over seeds, read through
     mean_windows: dict  # setting -> mean over seeds, in windows from zero
     seconds: float
+    lr: float  # Adam's
+    clip: float  # the gradient's largest norm
+    seed_count: int
 
 
 @dataclass
@@ -1412,6 +1461,8 @@ class InitRecord:
     factor_init: dict  # model -> per lag, the median over seeds, at the start
     factor_trained: dict  # model -> per lag, the median over seeds, after training
     seconds: float
+    lr: float  # Adam's
+    seeds: int
 
 
 @dataclass
@@ -1430,6 +1481,8 @@ class AddingRecord:
     test: int  # test sequences
     curve_every: int  # sequences per point of the curves
     seconds: float
+    solved_count: int  # seeds that met the criterion within the budget
+    seed_count: int
 
 
 def report_gradcheck(args, out):
@@ -1463,6 +1516,11 @@ def report_jacobian(args, out):
              "to rho(R_t): the largest lands near mean F_t + rho(R_t), and the product settles "
              f"a little below it. After {k} steps (chapter 13's table):")
     out.table("jacobian_at", format_jacobian_at_table(rows))
+    out.text(f"Why mean F_t + rho(R_t) holds: consecutive R_t are much alike (W_h is shared). "
+             f"The factor per step of mean(F_t) I + R_t with R_t as measured, held at step "
+             f"{JACOBIAN_STEPS // 2 + 1}'s at every step, and turned by a random orthogonal "
+             f"Q_t at every step (Q_t R_t Q_t^T: the same eigenvalues, independent directions):")
+    out.table("route", format_route_table(rows))
     return JacobianRecord(JACOBIAN_HIDDEN, JACOBIAN_INPUT, JACOBIAN_STEPS, seed, k, rows,
                           list(JACOBIAN_BIASES))
 
@@ -1480,7 +1538,7 @@ def report_clip(args, out):
     out.text(f"At rho = {min(CLIP_RADII):g} the runs with and without clipping are "
              + ("identical, number for number: the gradient never reached the threshold, "
                 "so clipping never acted." if identical else "not identical."))
-    return ClipRecord(CLIP_LAG, CLIP_STEPS, CLIP_LR, threshold, rows, identical)
+    return ClipRecord(CLIP_LAG, CLIP_STEPS, CLIP_LR, threshold, rows, identical, len(SEEDS))
 
 
 def report_truncation(args, out):
@@ -1498,7 +1556,7 @@ def report_truncation(args, out):
     return TruncationRecord(lag, ks, list(accuracy), accuracy,
                             {m: [float(np.mean(a)) for a in v] for m, v in accuracy.items()},
                             {m: [learned(a) for a in v] for m, v in accuracy.items()},
-                            len(SEEDS), TRUNCATION_STEPS)
+                            len(SEEDS), TRUNCATION_STEPS, ADAM_LR, RECALL_BATCH)
 
 
 def report_text(args, out):
@@ -1522,8 +1580,8 @@ def report_text(args, out):
               for n in names}
     return TextRecord(names, list(TEXT_SEEDS), updates, TEXT_HIDDEN, TEXT_BATCH, TEXT_WINDOW,
                       TEXT_TRAIN, TEXT_VAL, updates * TEXT_BATCH * TEXT_WINDOW, checkpoints,
-                      runs, mean,
-                      mean_w, seconds)
+                      runs, mean, mean_w, seconds, TEXT_LR, TEXT_CLIP,
+                      len(TEXT_SEEDS))
 
 
 def report_init(args, out):
@@ -1549,7 +1607,7 @@ def report_init(args, out):
     factor_trained = {m: [float(np.median(by[m, lag].factor_trained)) for lag in lags]
                       for m in models}
     return InitRecord(list(lags), models, steps, runs, mean, count, factor_init, factor_trained,
-                      seconds)
+                      seconds, ADAM_LR, len(SEEDS))
 
 
 def report_adding(args, out):
@@ -1576,7 +1634,8 @@ def report_adding(args, out):
     out.text(f"time: {seconds:.1f} s of CPU")
     return AddingRecord(T, budget, name, cell, float(b_i) if cell == "lstm" else 0.0,
                         ADDING_HIDDEN, ADDING_BATCH, runs, [r.solved_after for r in runs], chance,
-                        74_000, ADDING_TEST, CURVE_EVERY * ADDING_BATCH, seconds)
+                        74_000, ADDING_TEST, CURVE_EVERY * ADDING_BATCH, seconds,
+                        sum(1 for r in runs if r.solved_after), len(runs))
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter

@@ -148,15 +148,20 @@ def partial(ctx):
     two_told = dict(acc=0.75, loss=math.log(2) / 2)  # two named, one pair guessed
     one_vs_three = dict(acc=0.5, loss=0.75 * math.log(3))  # one named, three guessed
     found = {"pairs": 0, "two": 0, "one": 0, "partial": 0}
+    other = []  # (model, lag, accuracy, loss) of the partial seeds no kind explains
     for name in acc.models:
-        for seeds_a, seeds_l in zip(acc.accuracy[name], acc.loss[name]):
+        for lag, seeds_a, seeds_l in zip(acc.lags, acc.accuracy[name], acc.loss[name]):
             for a, loss in zip(seeds_a, seeds_l):
                 if not 0.4 <= a < LEARNED:
                     continue
                 found["partial"] += 1
-                for key, kind in (("pairs", pairs), ("two", two_told), ("one", one_vs_three)):
-                    if abs(a - kind["acc"]) < 0.06 and abs(loss - kind["loss"]) < 0.06:
-                        found[key] += 1
+                kinds = [key for key, kind in (("pairs", pairs), ("two", two_told),
+                                               ("one", one_vs_three))
+                         if abs(a - kind["acc"]) < 0.06 and abs(loss - kind["loss"]) < 0.06]
+                for key in kinds:
+                    found[key] += 1
+                if not kinds:
+                    other.append((name, lag, a, loss))
     return (f"Accuracies near 0.50 and 0.75 are partial solutions, and the test loss says "
             f"which. Of the {found['partial']} seeds of the grid that ended between 0.40 and "
             f"{LEARNED:g}, {found['pairs']} have an accuracy near 0.50 and a loss near "
@@ -165,7 +170,18 @@ def partial(ctx):
             f"0.50, with a loss of (3/4) ln 3 = {0.75 * math.log(3):.3f}: {found['one']} "
             f"seed{'' if found['one'] == 1 else 's'} here). {found['two']} are near 0.75 with a "
             f"loss near (ln 2)/2 = "
-            f"{math.log(2) / 2:.3f}: they name two symbols and confuse the other two.")
+            f"{math.log(2) / 2:.3f}: they name two symbols and confuse the other two."
+            + _unexplained(other))
+
+
+def _unexplained(other):
+    """The partial seeds no pattern explains, each named with its numbers."""
+    if not other:
+        return ""
+    said = "; ".join(f"the {name.replace('b_f=', '$b_f$ = ')} at lag {lag}, an accuracy of "
+                     f"{a:.3f} with a loss of {loss:.2f}" for name, lag, a, loss in other)
+    return (f" {'The other one fits' if len(other) == 1 else f'The other {len(other)} fit'} "
+            f"neither pattern: {said}.")
 
 
 def row_runs(ctx, *argv):
