@@ -464,8 +464,8 @@ def train_updates(text, config, on_row=None):
             rows.append(update_row(params, config, data, u, epoch, losses, norms))
             if on_row is not None:
                 on_row(rows[-1])
-    return params, UpdatesRun(asdict(config), len(data.X_train), len(data.X_val), losses,
-                              norms, rows, time.perf_counter() - start)
+    return params, UpdatesRun(asdict(config), len(data.X_train), len(data.X_val), UPDATES_EVERY,
+                              list(TEMPERATURES), losses, norms, rows, time.perf_counter() - start)
 
 
 def update_row(params, config, data, u, epoch, losses, norms):
@@ -864,6 +864,8 @@ class UpdatesRun:
     config: dict
     num_train: int           # training windows
     num_val: int             # validation windows
+    every: int               # UPDATES_EVERY
+    temperatures: list       # the samples' (TEMPERATURES)
     losses: list             # the loss of every update's batch, before the update
     grad_norms: list         # the norm of every update's gradient, before clipping
     rows: list               # an UpdateRow every UPDATES_EVERY updates and after the last
