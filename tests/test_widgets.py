@@ -1105,7 +1105,7 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
 
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
-           "ch14-gru-lm/": ("model_widget", "reach_widget"),
+           "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
            "ch15-memory/": ("memory_widget",)}
 
 
@@ -1118,7 +1118,7 @@ def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
     for name in WIDGETS[page_path]:
         t.widget(name)
     fetched = {urlparse(u).path.rsplit("/", 1)[-1] for u in t.requests}
-    assert {"kit.js", "widgets.css"} <= fetched
+    assert {"core.js", "kit.js", "widgets.css"} <= fetched
     assert {f"{n}.json" for n in WIDGETS[page_path]} <= fetched
     t.check_clean()
 
@@ -1126,7 +1126,7 @@ def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
 def test_each_widget_weighs_under_100_kb():
     """Code, styles and data of each widget, loaded on demand: bounded all the same."""
     assets = SITE / "assets" / "widgets"
-    shared = sum((assets / f).stat().st_size for f in ("kit.js", "widgets.css"))
+    shared = sum((assets / f).stat().st_size for f in ("core.js", "kit.js", "widgets.css"))
     for page, names in WIDGETS.items():
         for name in names:
             data = next(SITE.glob(f"widgets/*/{name}.json"))

@@ -1,5 +1,5 @@
 /* Interactive figures (docs/building.md): each <div class="rw-widget" data-widget="KIND"
-   data-src="DATA.json"> gets widgets/kit.js, widgets.css, KIND.js and its data when it
+   data-src="DATA.json"> gets widgets/core.js, kit.js, widgets.css, KIND.js and its data when it
    nears the screen (watched from the page's load on), then RW.mount builds it there.
    Without JavaScript: the page as built. */
 (function () {
@@ -25,7 +25,7 @@
       if (!r.ok) throw new Error(r.status);
       return r.json();
     });
-    Promise.all([load("kit.js"), load("widgets.css")])
+    Promise.all([load("core.js").then(function () { return load("kit.js"); }), load("widgets.css")])
       .then(function () { return Promise.all([load(kind + ".js"), data]); })
       .then(function (got) { window.RW.mount(kind, host, got[1]); })
       .catch(function () { host.setAttribute("data-state", "failed"); });  // the page stays as built

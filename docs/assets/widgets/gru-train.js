@@ -1,7 +1,7 @@
 /* gru.py's training of its GRU, in float64, for chapter 14's trainer (trainer.js runs it
    in a Web Worker, so that the page never waits for it; Node can require it for tests).
    Step for step the script's train_updates(): the windows of make_dataset, the batches of
-   batches() (numpy's permutation, NumpyRandom, continuing the generator that drew the
+   batches() (numpy's permutation, core.js's random, continuing the generator that drew the
    initial weights), gru_step and loss_and_grads forward and backward, clip_gradients,
    SGD; every `every` updates, update_row: training and validation perplexity and the
    samples of predict(). Parameters are flat Float64Arrays in gru.py's stacked layout
@@ -14,7 +14,7 @@
   var NAMES = ["W_x", "W_h", "b", "W_hq", "b_q"];
   var MAX_LOSS = 700;
 
-  function sigmoid(a) { return 0.5 * (1 + Math.tanh(0.5 * a)); }  // gru.py's form, never overflows
+  var sigmoid = function (a) { return root.RWCore.sigmoid(a); };
 
   function shapes(V, h) {
     return { W_x: [3, V, h], W_h: [3, h, h], b: [3, h], W_hq: [h, V], b_q: [V] };
@@ -132,12 +132,14 @@
       t = (r / B) | 0; b = r - t * B;
       S[o + Y[rows[b] * T + t]] -= 1 / n;
     }
-    for (i = 0; i < h; i++) for (v = 0; v < V; v++) {  // W_hq: H^T dlogits; b_q: its column sums
-      var s = 0;
-      for (r = 0; r < n; r++) s += Hs[r * h + i] * S[r * V + v];
-      gW_hq[i * V + v] = s;
+    for (r = 0; r < n; r++) {  // W_hq: H^T dlogits; b_q: its column sums (each over r in order)
+      var o2 = r * V, s;
+      for (i = 0; i < h; i++) {
+        var hr = Hs[r * h + i], w2 = i * V;
+        for (v = 0; v < V; v++) gW_hq[w2 + v] += hr * S[o2 + v];
+      }
+      for (v = 0; v < V; v++) gb_q[v] += S[o2 + v];
     }
-    for (v = 0; v < V; v++) { s = 0; for (r = 0; r < n; r++) s += S[r * V + v]; gb_q[v] = s; }
     for (r = 0; r < n; r++) for (i = 0; i < h; i++) {  // dH = dlogits W_hq^T
       s = 0;
       for (v = 0; v < V; v++) s += S[r * V + v] * W_hq[i * V + v];
@@ -260,7 +262,7 @@
     this.X = new Int32Array(n * T); this.Y = new Int32Array(n * T);
     for (k = 0; k < n; k++) for (t = 0; t < T; t++) { this.X[k * T + t] = ids[k + t]; this.Y[k * T + t] = ids[k + t + 1]; }
     this.model = new Model(decodeParams(init.float64, c.V, c.hidden), c.V, c.hidden);
-    this.rng = root.NumpyRandom.fromState(init);
+    this.rng = root.RWCore.random.fromState(init);
     this.u = 0; this.epoch = 0; this.order = null; this.at = c.numTrain;
     this.losses = []; this.norms = [];
   }
@@ -289,13 +291,13 @@
   Run.prototype.row = function (extraTemperature) {  // update_row(), and a sample at the reader's temperature
     var c = this.c, u = this.u, k = (u - 1) % c.every + 1, m = this.model, i, sum = 0, top = 0;
     for (i = this.losses.length - k; i < this.losses.length; i++) { sum += this.losses[i]; top = Math.max(top, this.norms[i]); }
-    var rng = root.NumpyRandom.seeded([c.seed, u]), texts = [m.predict(c.prefix, c.numPreds, null, null, c.unk)];
+    var rng = root.RWCore.random.seeded([c.seed, u]), texts = [m.predict(c.prefix, c.numPreds, null, null, c.unk)];
     c.temperatures.forEach(function (temp) { texts.push(m.predict(c.prefix, c.numPreds, temp, rng, c.unk)); });
     var row = { update: u, epoch: this.epoch, train_ppl: perplexity(sum / k),
                 val_ppl: perplexity(m.evaluate(this.X, this.Y, c.numTrain, c.numVal, c.batch, c.T)),
                 max_grad_norm: top, ids: texts };
     if (extraTemperature !== null) {
-      row.yours = m.predict(c.prefix, c.numPreds, extraTemperature, root.NumpyRandom.seeded([c.seed, u]), c.unk);
+      row.yours = m.predict(c.prefix, c.numPreds, extraTemperature, root.RWCore.random.seeded([c.seed, u]), c.unk);
     }
     return row;
   };
@@ -308,7 +310,7 @@
   // about every 40 ms of work, "row" {row, params} every config.every updates, "done",
   // "failed" {message}.
   if (typeof WorkerGlobalScope !== "undefined" && root instanceof WorkerGlobalScope) {
-    root.importScripts("numpy-random.js");
+    root.importScripts("core.js");
     var run = null, running = false, temperature = null, sent = 0, timer = null;
     var snapshot = function () {
       var out = {};

@@ -19,6 +19,11 @@
                                 visible cursor moved by arrow keys, pointer and tap
      kit.json(url)              a served file's JSON, fetched once per page (widgets
                                 that share one file, chapter 14's two, share one fetch)
+     kit.frame(figure, title, parts, caption)   what every widget is: its title, its
+                                own parts in order (controls, readout, chart, ...), its
+                                caption; kit.controls(kids) is the row of its controls
+     kit.core                   core.js: sigmoid, preprocess, charName, quoted, numpy's
+                                random numbers (shared with the trainer's worker)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
 
    Colours come from widgets.css (the plots' palette, by Material's colour scheme);
@@ -275,6 +280,14 @@
     return fetched[url];
   }
 
+  // -- the frame ------------------------------------------------------------------
+  function frame(figure, title, parts, caption) {
+    figure.appendChild(el("p", { "class": "rw-title", text: title }));
+    parts.forEach(function (part) { figure.appendChild(part); });
+    figure.appendChild(el("figcaption", { html: caption }));
+  }
+  function controls(kids) { return el("div", { "class": "rw-controls" }, kids); }
+
   function reducedMotion() {
     return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   }
@@ -405,7 +418,8 @@
   var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
               spoken: spoken, slider: slider, choice: choice, numberField: numberField, readNumber: readNumber,
               chart: chart, legend: legend, live: live, reducedMotion: reducedMotion,
-              characters: characters, json: json };
+              characters: characters, json: json, frame: frame, controls: controls,
+              core: window.RWCore };
 
   window.RW = {
     kit: kit,

@@ -48,7 +48,7 @@ RW.define("trainer", function (figure, d, kit) {
   }
 
   // -- the text: gru.py's preprocess, token_ids and make_dataset's limits ----------------
-  function preprocess(text) { return text.replace(/[^A-Za-z]+/g, " ").toLowerCase(); }
+  var preprocess = kit.core.preprocess;
   function plural(n, word) { return n.toLocaleString("en-US") + " " + word + (n === 1 ? "" : "s"); }
 
   function corpus() {  // {ids, numTrain, numVal} or {error}
@@ -97,7 +97,7 @@ RW.define("trainer", function (figure, d, kit) {
   }
 
   // -- the run ----------------------------------------------------------------------
-  function quoted(ids) { return "\"" + ids.map(function (i) { return d.vocab[i]; }).join("") + "\""; }
+  function sample(ids) { return "\"" + ids.map(function (i) { return d.vocab[i]; }).join("") + "\""; }  // gru.py's quoted()
   function ppl(x) { return x < 1e6 ? fmt.fixed(x, 2) : fmt.sci(x, 2); }   // gru.py's format_ppl
   function norm(x) { return x < 1e5 ? fmt.fixed(x, 3) : fmt.sci(x, 2); }  // .. format_norm
   function cells(tr, texts) { texts.forEach(function (t) { tr.appendChild(el("td", { text: t })); }); return tr; }
@@ -144,9 +144,9 @@ RW.define("trainer", function (figure, d, kit) {
       run.params = m.params;
       rowsBody.appendChild(cells(el("tr"), [String(r.update), String(r.epoch), ppl(r.train_ppl), ppl(r.val_ppl),
                                             norm(r.max_grad_norm)]));
-      samplesBody.appendChild(cells(el("tr"), [String(r.update)].concat(r.ids.map(quoted), [quoted(r.yours)])));
+      samplesBody.appendChild(cells(el("tr"), [String(r.update)].concat(r.ids.map(sample), [sample(r.yours)])));
       announce("update " + r.update + ": validation perplexity " + ppl(r.val_ppl) + "; greedy: " +
-               quoted(r.ids[0]));
+               sample(r.ids[0]));
     } else if (m.type === "done") {
       run.state = "done";
       announce("done: " + m.update + " updates");
@@ -254,27 +254,22 @@ RW.define("trainer", function (figure, d, kit) {
     save.href = URL.createObjectURL(new Blob([area.value], { type: "text/plain" }));
   });
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-text" }, [el("label", { "for": textId, text: "Text to train on " +
-    "(type or paste your own, or open a file):" }), area, el("span", {}, [file, " ", bookButton])]));
-  figure.appendChild(message);
-  figure.appendChild(el("div", { "class": "rw-controls" }, [hidden.root, batch.root, updates.root, lr.root, clip.root,
-                                                           temperature.root]));
-  figure.appendChild(el("div", { "class": "rw-buttons" }, [startButton, " ", pauseButton, " ", resetButton]));
-  figure.appendChild(readout);
-  figure.appendChild(chart.root);
-  figure.appendChild(kit.legend([{ cls: "rw-main", text: "training perplexity" },
-                                 { cls: "rw-dash", text: "validation perplexity, every " + d.every + " updates" }]));
-  figure.appendChild(el("p", { "class": "rw-label" }, ["The same run in numpy: ", command, " (", save, ")"]));
   var head = function (names) {
     return el("thead", {}, [el("tr", {}, names.map(function (t) { return el("th", { scope: "col", text: t }); }))]);
   };
-  figure.appendChild(el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "updates" }, [
-    head(["update", "epoch", "train ppl", "val ppl", "max grad norm"]), rowsBody])]));
-  figure.appendChild(el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "samples" }, [
-    head(["update", "greedy"].concat(d.temperatures.map(function (t) { return "temperature " + t; }), ["yours"])),
-    samplesBody])]));
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [
+    el("div", { "class": "rw-text" }, [el("label", { "for": textId, text: "Text to train on " +
+      "(type or paste your own, or open a file):" }), area, el("span", {}, [file, " ", bookButton])]),
+    message, kit.controls([hidden.root, batch.root, updates.root, lr.root, clip.root, temperature.root]),
+    el("div", { "class": "rw-actions" }, [startButton, " ", pauseButton, " ", resetButton]), readout, chart.root,
+    kit.legend([{ cls: "rw-main", text: "training perplexity" },
+                { cls: "rw-dash", text: "validation perplexity, every " + d.every + " updates" }]),
+    el("p", { "class": "rw-label" }, ["The same run in numpy: ", command, " (", save, ")"]),
+    el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "updates" }, [
+      head(["update", "epoch", "train ppl", "val ppl", "max grad norm"]), rowsBody])]),
+    el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "samples" }, [
+      head(["update", "greedy"].concat(d.temperatures.map(function (t) { return "temperature " + t; }), ["yours"])),
+      samplesBody])])], d.caption);
   reset();
   announce = kit.live(figure);
   figure.rwTrainer = {  // for the browser test: the run as the page holds it

@@ -1,6 +1,13 @@
-/* numpy's random numbers, for the pages that must draw what a script draws: the text
-   generator (textgen.js) and the trainer's worker (gru-train.js). A plain script: it
-   defines self.NumpyRandom in a page, in a worker (importScripts) and under Node.
+/* What the widgets and the trainer's worker share, with no page in it: loaded by
+   ../widgets.js before kit.js (kit.core is this), by gru-train.js's worker with
+   importScripts, and by Node (require) for a quick check. A plain script: it defines
+   self.RWCore.
+
+     sigmoid(a)          gru.py's 1 / (1 + exp(-a)), as (1 + tanh(a / 2)) / 2: no overflow
+     preprocess(text)    gru.py's: every run of non-letters one space, then lower case
+     charName(c)         a character as a screen reader should say it ("space", "unknown")
+     quoted(c)           a character between single quotes, so that a space shows
+     random              numpy's random numbers, for the pages that draw what a script draws
 
    numpy.random.default_rng(seed) is PCG64 (pcg64.h, XSL-RR output) seeded by
    SeedSequence (bit_generator.pyx), which hashes the seed's 32-bit words into the
@@ -10,9 +17,9 @@
                        swap i with random_interval(i) (distributions.c), which masks 32-bit
                        outputs (next_uint32: the two halves of a 64-bit one, low first)
                        and rejects values above i
-   fromState(s) continues a generator from numpy's bit_generator.state (a script can
-   export it); seeded([w0, w1, ...]) is default_rng of those words ([seed] or [seed, k]:
-   each below 2**32). */
+   random.fromState(s) continues a generator from numpy's bit_generator.state (a script
+   can export it); random.seeded([w0, w1, ...]) is default_rng of those words ([seed] or
+   [seed, k]: each below 2**32). */
 (function (root) {
   "use strict";
   function mul32(a, b) { return Math.imul(a, b) >>> 0; }
@@ -82,5 +89,11 @@
     return Generator(B(s.state), B(s.inc), s.has_uint32, s.uinteger);
   }
 
-  root.NumpyRandom = { seeded: seeded, fromState: fromState };
+  function sigmoid(a) { return 0.5 * (1 + Math.tanh(0.5 * a)); }
+  function preprocess(text) { return text.replace(/[^A-Za-z]+/g, " ").toLowerCase(); }
+  function charName(c) { return c === " " ? "space" : c === "<unk>" ? "unknown" : c; }
+  function quoted(c) { return "\u2018" + c + "\u2019"; }
+
+  root.RWCore = { sigmoid: sigmoid, preprocess: preprocess, charName: charName, quoted: quoted,
+                  random: { seeded: seeded, fromState: fromState } };
 })(typeof self !== "undefined" ? self : globalThis);
