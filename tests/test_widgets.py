@@ -1106,7 +1106,8 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
            "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
-           "ch15-memory/": ("memory_widget",)}
+           "ch15-memory/": ("memory_widget",),
+           "ch16-training/": ("clip_widget",)}
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))
@@ -1262,4 +1263,35 @@ def test_the_widgets_follow_the_colour_scheme(tab, theme):
     text = host.locator(".rw-readout").evaluate("(p) => getComputedStyle(p).color")
     assert line == {"light": "rgb(0, 114, 178)", "dark": "rgb(86, 180, 233)"}[theme]
     assert text == t.page.locator(".md-typeset p").first.evaluate("(p) => getComputedStyle(p).color")
+    t.check_clean()
+
+
+# -- chapter 16: clipping by hand ------------------------------------------------------
+
+CLIP_THRESHOLDS = ("0.25", "1", "4")
+
+
+def test_clip_widget_rows_are_what_training_py_clip_prints(shared):
+    """Every threshold of the grid, both radii, clipped or not: the readout is the row of
+    `training.py --clip --threshold X` run here, the command is that command, and the
+    seeds' mean and extremes are the row's 'test accuracy' cell."""
+    t = shared("ch16-training/")
+    host = t.widget("clip_widget")
+    wrong = []
+    for x in CLIP_THRESHOLDS:
+        header, *rows = tables("training.py", "--clip", "--threshold", x)[0]
+        choose(host, "threshold", x)
+        for row in rows:
+            choose(host, "radius", row[0])
+            choose(host, "clipping", "none" if row[1] == "none" else "at the threshold")
+            shown = [host.locator(f'[data-value="col{k}"]').inner_text() for k in range(len(header))]
+            if shown != row:
+                wrong.append((x, row, shown))
+            assert host.locator("[data-command]").inner_text() == \
+                f"$ python3 training.py --clip --threshold {x}"
+            accuracy = [float(c) for c in host.locator("tbody tr td:nth-child(2)").all_inner_texts()]
+            mean, low, high = (float(v) for v in re.findall(r"[\d.]+", row[-1])[:3])
+            assert (round(sum(accuracy) / len(accuracy), 2), min(accuracy), max(accuracy)) == \
+                pytest.approx((mean, low, high), abs=0.0051)
+    assert not wrong, wrong
     t.check_clean()
