@@ -1295,3 +1295,30 @@ def test_clip_widget_rows_are_what_training_py_clip_prints(shared):
                 pytest.approx((mean, low, high), abs=0.0051)
     assert not wrong, wrong
     t.check_clean()
+
+
+# -- chapter 17: attention, read -------------------------------------------------------
+
+def test_attention_widget_weights_are_what_deeper_py_attention_prints(shared):
+    """For the strings whose weights the script prints (the first of --attention, and the
+    one of --string abcab), every output step's weights in the readout and the widget's
+    table are the printed table's row; pointing at a symbol moves the readout."""
+    t = shared("ch17-deeper/")
+    host = t.widget("attention_widget")
+    for args, source in ((("--attention",), None), (("--attention", "--string", "abcab"), "abcab")):
+        table = tables("deeper.py", *args)[0 if source is None else -2]
+        header, rows = table[0], table[1:]
+        string = "".join(h.split(" ")[0] for h in header[1:])
+        choose(host, "string", source or string)
+        assert host.locator("[data-command]").inner_text() == "$ python3 deeper.py " + " ".join(args)
+        shown = [[c.strip() for c in r] for r in t.page.evaluate(
+            "h => [...h.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent))",
+            host.element_handle())]
+        assert shown == rows
+        output = host.locator('[data-value="output"] i')
+        for j, row in enumerate(rows):
+            output.nth(j).click()
+            readout = host.locator('[data-value="attention-readout"]').inner_text()
+            listed = re.findall(r"\(\d+\) (\d\.\d\d)", readout)
+            assert listed == row[1:], (j, readout)
+    t.check_clean()
