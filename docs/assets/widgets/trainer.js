@@ -30,7 +30,8 @@ RW.define("trainer", function (figure, d, kit) {
   var area = el("textarea", { id: textId, rows: 6, spellcheck: "false", "aria-describedby": messageId,
                               "data-control": "text" });
   area.value = d.book;
-  var file = el("input", { type: "file", accept: ".txt,text/plain", "data-control": "file" });
+  var file = el("input", { type: "file", accept: ".txt,text/plain", "data-control": "file",
+                           "aria-label": "open a text file to train on" });
   var bookButton = el("button", { type: "button", "data-control": "book", text: "Back to the book" });
   var startButton = el("button", { type: "button", "data-control": "start", text: "Start" });
   var pauseButton = el("button", { type: "button", "data-control": "pause", text: "Pause", disabled: true });
@@ -258,7 +259,7 @@ RW.define("trainer", function (figure, d, kit) {
     return el("thead", {}, [el("tr", {}, names.map(function (t) { return el("th", { scope: "col", text: t }); }))]);
   };
   kit.frame(figure, d.title, [
-    el("div", { "class": "rw-text" }, [el("label", { "for": textId, text: "Text to train on " +
+    el("div", { "class": "rw-corpus" }, [el("label", { "for": textId, text: "Text to train on " +
       "(type or paste your own, or open a file):" }), area, el("span", {}, [file, " ", bookButton])]),
     message, kit.controls([hidden.root, batch.root, updates.root, lr.root, clip.root, temperature.root]),
     el("div", { "class": "rw-actions" }, [startButton, " ", pauseButton, " ", resetButton]), readout, chart.root,
