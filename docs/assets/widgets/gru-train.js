@@ -307,7 +307,7 @@
 
   // As a worker: messages from trainer.js. "start" {config, ids, init, temperature};
   // "pause"; "resume"; "temperature" {value}. Posts "losses" {from, losses, norms}
-  // about every 40 ms of work, "row" {row, params} every config.every updates, "done",
+  // about every 100 ms of work, "row" {row, params} every config.every updates, "done",
   // "failed" {message}.
   if (typeof WorkerGlobalScope !== "undefined" && root instanceof WorkerGlobalScope) {
     root.importScripts("core.js");
@@ -322,7 +322,7 @@
       if (!running) return;
       var c = run.c, start = Date.now();
       try {
-        while (running && run.u < c.updates && Date.now() - start < 40) {
+        while (running && run.u < c.updates && Date.now() - start < 100) {
           run.step();
           if (run.u % c.every === 0 || run.u === c.updates) {
             root.postMessage({ type: "losses", from: sent, losses: run.losses.slice(sent), norms: run.norms.slice(sent) });

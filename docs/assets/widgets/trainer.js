@@ -38,7 +38,8 @@ RW.define("trainer", function (figure, d, kit) {
   var resetButton = el("button", { type: "button", "data-control": "reset", text: "Reset", disabled: true });
   var readout = el("p", { "class": "rw-readout", "data-value": "progress" });
   var command = el("code", { "data-command": "" });
-  var save = el("a", { download: "my-text.txt", href: "#", hidden: true, text: "save the text as my-text.txt" });
+  var link = el("a", { download: "my-text.txt", href: "#", text: "save the text as my-text.txt" });
+  var save = el("span", { hidden: true }, [" (", link, ")"]);
   var rowsBody = el("tbody"), samplesBody = el("tbody");
   var chart = kit.chart({ x: chartX, y: { min: 1, max: 100, log: true, label: "perplexity" } });
   var announce = function () {};
@@ -103,9 +104,9 @@ RW.define("trainer", function (figure, d, kit) {
   function norm(x) { return x < 1e5 ? fmt.fixed(x, 3) : fmt.sci(x, 2); }  // .. format_norm
   function cells(tr, texts) { texts.forEach(function (t) { tr.appendChild(el("td", { text: t })); }); return tr; }
 
-  function draw() {  // binned training perplexity (at most 400 points), and the rows' validation
+  function draw() {  // binned training perplexity (at most 200 points), and the rows' validation
     if (!run) { chart.draw({ lines: [], label: "No training yet." }); return; }
-    var n = run.losses.length, bin = Math.max(1, Math.ceil(n / 400)), train = [], val = [];
+    var n = run.losses.length, bin = Math.max(1, Math.ceil(n / 200)), train = [], val = [];
     for (var i = 0; i < n; i += bin) {
       var s = 0, m = Math.min(bin, n - i);
       for (var k = i; k < i + m; k++) s += run.losses[k];
@@ -118,11 +119,13 @@ RW.define("trainer", function (figure, d, kit) {
                  label: "Training perplexity (mean over " + bin + " updates) and validation perplexity " +
                    "against update, " + n + " updates so far" + (last ? "; validation " + ppl(last.val_ppl) : "") + "." });
   }
-  var pending = false;
-  function redraw() {
+  var pending = false, drawn = 0;
+  function redraw() {  // at most every 300 ms, in a frame: the page's own work stays small
     if (pending) return;
     pending = true;
-    requestAnimationFrame(function () { pending = false; draw(); });
+    setTimeout(function () {
+      requestAnimationFrame(function () { pending = false; drawn = Date.now(); draw(); });
+    }, Math.max(0, 300 - (Date.now() - drawn)));
   }
 
   function show() {
@@ -251,8 +254,8 @@ RW.define("trainer", function (figure, d, kit) {
   startButton.addEventListener("click", start);
   pauseButton.addEventListener("click", pause);
   resetButton.addEventListener("click", reset);
-  save.addEventListener("click", function () {  // the text as typed, for --corpus
-    save.href = URL.createObjectURL(new Blob([area.value], { type: "text/plain" }));
+  link.addEventListener("click", function () {  // the text as typed, for --corpus
+    link.href = URL.createObjectURL(new Blob([area.value], { type: "text/plain" }));
   });
 
   var head = function (names) {
@@ -265,7 +268,7 @@ RW.define("trainer", function (figure, d, kit) {
     el("div", { "class": "rw-actions" }, [startButton, " ", pauseButton, " ", resetButton]), readout, chart.root,
     kit.legend([{ cls: "rw-main", text: "training perplexity" },
                 { cls: "rw-dash", text: "validation perplexity, every " + d.every + " updates" }]),
-    el("p", { "class": "rw-label" }, ["The same run in numpy: ", command, " (", save, ")"]),
+    el("p", { "class": "rw-label" }, ["The same run in numpy: ", command, save]),
     el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "updates" }, [
       head(["update", "epoch", "train ppl", "val ppl", "max grad norm"]), rowsBody])]),
     el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "samples" }, [
