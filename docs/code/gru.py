@@ -29,9 +29,8 @@ sampling; then how a run trains each model once, and what the trained models
 are measured by; then the part the site prints (records, tables, reports) and
 the harness (printing and the command line, the same in every script). Needs
 only numpy (pip install numpy). Training is float32 (--float64: float64, as
-chapter 14's page trains) on one BLAS thread; the
-same command prints the same output, run after run, except the lines that
-start with "time:".
+chapter 14's page trains) on one BLAS thread; the same command prints the same
+output, run after run, except the lines that start with "time:".
 """
 import argparse
 import base64
