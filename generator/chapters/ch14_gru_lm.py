@@ -305,9 +305,14 @@ def trainer_widget(ctx):
             "windows, initial weights (from <code>python3 gru.py --init</code>), order of "
             "batches (numpy's generator), forward and backward pass, clipping and SGD as "
             "<code>python3 gru.py --updates</code>, so the command under the chart prints "
-            "the rows and samples this page shows (a browser test holds the parameters after "
-            "200 updates equal to numpy's). The last sample column is drawn at your "
-            "temperature with the generator of the column of the same temperature."),
+            "the rows and samples this page shows. The arithmetic differs only in the order "
+            "of some sums (numpy's are BLAS's), a difference in the last digits that a "
+            "browser test bounds after 200 updates (parameters equal to numpy's within "
+            "10<sup>&minus;9</sup>); it grows as training goes on, and at a high learning "
+            "rate with small batches, where SGD amplifies small differences, a run of many "
+            "hundreds of updates here and in numpy part ways in the printed digits. The "
+            "last sample column is drawn at your temperature with the generator of the "
+            "column of the same temperature."),
         "book": (CODE / "timemachine.txt").read_text("utf-8")[:TRAINER_BOOK_CHARS],
         "init": init,
         "vocab": records[TRAINER_HIDDEN[0]].vocab,
