@@ -153,7 +153,7 @@ def test_a_file_not_utf8_is_refused(tab, tmp_path):
     host = trainer(tab)
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\u00e9 au lait, encore".encode("latin-1"))
-    host.locator('input[data-control="file"]').set_input_files(str(bad))
+    host.locator('input[type="file"]').set_input_files(str(bad))
     host.locator(".rw-message", has_text="not UTF-8").wait_for()
     tab.check_clean()
 

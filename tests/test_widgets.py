@@ -1178,6 +1178,8 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
         t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
                                  arg=hosts[1].element_handle(), timeout=10_000)
         hosts[1].locator('[data-value="passage"]').press("ArrowLeft")
+        hosts[2].locator('button[data-control="start"]').click()  # the trainer, training
+        hosts[2].locator('table[data-table="updates"] tbody tr').first.wait_for(timeout=60_000)
     if page_path == "ch15-memory/":  # another cell and lag, by keyboard
         hosts[0].locator('input[data-control="model"]:checked').press("ArrowRight")
         hosts[0].locator('input[data-control="lag"]:checked').press("ArrowLeft")

@@ -30,8 +30,7 @@ RW.define("trainer", function (figure, d, kit) {
   var area = el("textarea", { id: textId, rows: 6, spellcheck: "false", "aria-describedby": messageId,
                               "data-control": "text" });
   area.value = d.book;
-  var file = el("input", { type: "file", accept: ".txt,text/plain", "data-control": "file",
-                           "aria-label": "open a text file to train on" });
+  var file = el("input", { type: "file", accept: ".txt,text/plain", "aria-label": "open a text file to train on" });
   var bookButton = el("button", { type: "button", "data-control": "book", text: "Back to the book" });
   var startButton = el("button", { type: "button", "data-control": "start", text: "Start" });
   var pauseButton = el("button", { type: "button", "data-control": "pause", text: "Pause", disabled: true });
