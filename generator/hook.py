@@ -7,7 +7,7 @@ every `generator.*` module and imports the pipeline afresh: under `mkdocs
 serve`, an edit to any generator module takes effect at the next rebuild. (The
 numbers themselves are computed in fresh worker processes, see worker.py.) The site's
 own markers, the home page's list of chapters and each chapter's run-it lines,
-are filled from the registry by generator/site.py.
+are made from the registry by generator/site.py; the pipeline fills both kinds.
 
 A build (anything but `mkdocs serve`) keeps site/ whole the same way whichever
 command started it (lock.py): it takes the build lock for its whole run, builds
@@ -28,7 +28,7 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in watched folders: it would trigger rebuilds
 
-_state = {"command": None, "pipeline": None, "site": None, "lock": None,
+_state = {"command": None, "pipeline": None, "error": None, "lock": None,
           "staging": None, "warnings": None, "sigterm": None}
 
 
@@ -47,18 +47,12 @@ def _plugin_error(exc):
 
 
 def _call(method, *args):
-    """Call the pipeline (see _guarded)."""
-    return _guarded(getattr(_state["pipeline"], method), *args)
-
-
-def _guarded(func, *args):
-    """func(*args); a GeneratorError becomes MkDocs' PluginError (one line, no traceback)."""
+    """The pipeline's method; its GeneratorError becomes MkDocs' PluginError (one line, no
+    traceback). The class is the one the fresh pipeline was imported with (_fresh)."""
     try:
-        return func(*args)
-    except Exception as exc:
-        if type(exc).__name__ == "GeneratorError":
-            raise _plugin_error(exc) from None
-        raise
+        return getattr(_state["pipeline"], method)(*args)
+    except _state["error"] as exc:
+        raise _plugin_error(exc) from None
 
 
 class _Warnings(logging.Handler):
@@ -113,6 +107,7 @@ def on_shutdown():
 def on_config(config):
     pipeline = _fresh("generator.pipeline")
     _state["pipeline"] = pipeline.Pipeline(_state["command"] or "build")
+    _state["error"] = pipeline.GeneratorError
     config = _call("on_config", config)
     if _state["lock"] is not None:  # a build: into a fresh folder, never into site/ itself
         if _state["staging"] is not None:
@@ -124,15 +119,10 @@ def on_config(config):
 
 
 def on_files(files, config):
-    # The site's markers first: they are checked in a moment, the chapters' take workers.
-    site, pipeline = importlib.import_module("generator.site"), _state["pipeline"]
-    _state["site"] = _guarded(lambda: site.Site(pipeline.chapters, pipeline.colab,
-                                                pipeline._pages(files)))
     return _call("on_files", files, config)
 
 
 def on_page_markdown(markdown, page, config, files):
-    markdown = _guarded(_state["site"].fill, page.file.src_uri, markdown)
     return _call("on_page_markdown", markdown, page)
 
 

@@ -169,14 +169,19 @@ def parse(page, text, site=False):
                               groups.get("fmt"), script, argv, alone, full.start(), full.end()))
     markers = [mk for mk in markers if (mk.kind == "site") == site]
     for mk in markers:
-        placement = PLACEMENT.get(mk.kind)  # a site marker's is its producer's (site.py)
-        if placement == "block" and not mk.alone:
-            raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
-                                 "put it on a line of its own")
-        if placement == "inline" and mk.alone:
-            raise GeneratorError(f"{mk.where}: marker {mk.text} makes inline text; "
-                                 "put it inside a sentence")
+        if mk.kind != "site":  # a site marker's placement is its producer's (site.py)
+            check_placement(mk, PLACEMENT.get(mk.kind))
     return markers
+
+
+def check_placement(mk, placement):
+    """A "block" marker stands on a line of its own; an "inline" one inside a sentence."""
+    if placement == "block" and not mk.alone:
+        raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
+                             "put it on a line of its own")
+    if placement == "inline" and mk.alone:
+        raise GeneratorError(f"{mk.where}: marker {mk.text} makes inline text; "
+                             "put it inside a sentence")
 
 
 def check(markers, chapter, scripts):
@@ -206,6 +211,18 @@ def check(markers, chapter, scripts):
                 f"docs/{chapter.page}: unused in the page: "
                 + ", ".join(f"<!-- gen {p.kind} {p.name} -->" for p in unused)
                 + f" (registered by generator/chapters/{chapter.module}.py)")
+
+
+def fill(page, markdown, fragments, site=False):
+    """The page's markdown (as MkDocs hands it over) with its markers (its site markers,
+    if `site`) replaced by their fragments ({marker key: markdown}), which were made from
+    the page as it was read at the start of the build."""
+    found = parse(page, markdown, site=site)
+    missing = [mk for mk in found if mk.key not in fragments]
+    if missing:
+        raise GeneratorError(f"{missing[0].where}: marker {missing[0].text} was added to "
+                             "the page while it was being built; build again")
+    return substitute(markdown, found, fragments)
 
 
 def substitute(text, markers, fragments):

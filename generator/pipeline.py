@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import chapter as registry
@@ -30,6 +31,7 @@ from . import markers as marker_syntax
 from . import runs
 from .cache import FileHashes, PageCache, check_usable, page_cache_dir, run_cache_dir
 from .chapter import CODE, ROOT, GeneratorError, log
+from .site import Site
 
 RUN_CACHE_SETTING = "set RNN_EXPLAINER_CACHE to a folder that can be written"
 PAGE_CACHE_SETTING = "remove build/cache and build again"
@@ -42,7 +44,8 @@ class Pipeline:
         self.command = command  # build, serve or gh-deploy
         self.chapters = []
         self.colab = {}
-        self.fragments = {}  # page -> {marker key: markdown}
+        self.fragments = {}  # page -> {marker key: markdown}, the chapters' markers
+        self.site = None  # site.Site: the site's own markers (the registry's lists)
 
     # -- on_config ---------------------------------------------------------------
 
@@ -100,6 +103,8 @@ class Pipeline:
         for ch in self.chapters:  # cheap, and a page-cache hit would skip it in a worker
             runs.check_harness(ch.script, (CODE / ch.script).read_text("utf-8", "replace"))
         pages = self._pages(files)
+        # The site's markers first: they are checked in a moment, the chapters' take workers.
+        self.site = Site(self.chapters, self.colab, pages)
         found = {}
         for page, text in pages.items():
             found[page] = marker_syntax.parse(page, text)
@@ -189,15 +194,8 @@ class Pipeline:
 
     def on_page_markdown(self, markdown, page):
         src = page.file.src_uri
-        markers = marker_syntax.parse(src, markdown)
-        if not markers:
-            return markdown
-        fragments = self.fragments.get(src, {})
-        missing = [mk for mk in markers if mk.key not in fragments]
-        if missing:
-            raise GeneratorError(f"{missing[0].where}: marker {missing[0].text} was added to "
-                                 "the page while it was being built; build again")
-        return marker_syntax.substitute(markdown, markers, fragments)
+        markdown = self.site.fill(src, markdown)
+        return marker_syntax.fill(src, markdown, self.fragments.get(src, {}))
 
 
 def worker_timeout():
@@ -226,6 +224,91 @@ def _configured_site_url(config):
         return config.site_url or ""
 
 
+@dataclass
+class Worker:
+    """One script's pages being computed in a fresh process (`python -m generator.worker`),
+    in the page cache's new folder `tmp`."""
+    proc: subprocess.Popen
+    script: str
+    group: str
+    job: dict
+    tmp: Path
+    started: float
+    next_line: float  # when to say next that it is still running
+
+    @classmethod
+    def start(cls, script, group, job, cache, watch, every):
+        tmp = cache.new_folder(group)
+        (tmp / "job.json").write_text(json.dumps(job), "utf-8")
+        # Ctrl-C and SIGTERM held back while the worker starts: one landing inside Popen
+        # would leave a worker nobody stops. The worker starts with them blocked and
+        # unblocks them first thing, so one sent meanwhile reaches it then.
+        held = {signal.SIGINT, signal.SIGTERM}
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
+                                     str(tmp / "job.json"), str(tmp), str(watch)],
+                                    cwd=ROOT, pass_fds=(watch,),
+                                    env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+            now = time.monotonic()
+            return cls(proc, script, group, job, tmp, now, now + every)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+    def check_time(self, timeout, every):
+        """Stop at the limit; say now and then that it is still running."""
+        now = time.monotonic()
+        if now - self.started < timeout and now < self.next_line:
+            return
+        try:
+            doing = (self.tmp / "doing").read_text("utf-8").strip()  # what it said it does
+        except OSError:
+            doing = ""
+        if now - self.started >= timeout:
+            raise GeneratorError(
+                f"docs/code/{self.script}: its pages took longer than {_duration(timeout)}, "
+                f"the limit for one script's pages" + (f", {doing}" if doing else "") +
+                f": stopped. If they need longer, set {TIMEOUT_SETTING} to the seconds they "
+                "may take")
+        self.next_line += every
+        log(f"generator: still computing {self.script}'s pages after "
+            f"{_duration(now - self.started)}" + (f", {doing}" if doing else "") +
+            f"; the limit is {_duration(timeout)} ({TIMEOUT_SETTING})")
+
+    def stop(self):
+        self.proc.terminate()
+
+    def reap(self):
+        """Wait for a stopped worker (killing it after 10 s) and remove its folder."""
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def collect(self, cache):
+        """The finished worker's (manifest, folder), stored in the page cache."""
+        if self.proc.returncode == 130:
+            raise KeyboardInterrupt
+        try:
+            result = json.loads((self.tmp / "result.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            result = {"error": f"the worker for {self.script} stopped with status "
+                               f"{self.proc.returncode} and no result"}
+        if "error" in result:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise GeneratorError(result["error"])
+        for done in ("job.json", "result.json", "doing"):
+            (self.tmp / done).unlink(missing_ok=True)
+        (self.tmp / "files").mkdir(exist_ok=True)
+        folder = cache.store(self.group, self.tmp, self.job, result["deps"],
+                             result["fragments"], result["files"], result["seconds"])
+        log(f"generator: {self.script}'s pages computed in "
+            f"{time.monotonic() - self.started:.1f} s")
+        return {"fragments": result["fragments"], "files": result["files"]}, folder
+
+
 def _run_workers(todo, cache, timeout, slots=None):
     """Compute the scripts' content in fresh processes, `slots` at a time, the one that
     took longest last time first; store each result in the page cache.
@@ -243,41 +326,20 @@ def _run_workers(todo, cache, timeout, slots=None):
         while waiting or running:
             while waiting and len(running) < slots:
                 script, group, job = waiting.pop(0)
-                tmp = cache.new_folder(group)
-                (tmp / "job.json").write_text(json.dumps(job), "utf-8")
-                # Ctrl-C and SIGTERM held back while the worker starts: one landing inside
-                # Popen would leave a worker nobody stops. The worker starts with them
-                # blocked and unblocks them first thing, so one sent meanwhile reaches it then.
-                held = {signal.SIGINT, signal.SIGTERM}
-                signal.pthread_sigmask(signal.SIG_BLOCK, held)
-                try:
-                    proc = subprocess.Popen([sys.executable, "-m", "generator.worker",
-                                             str(tmp / "job.json"), str(tmp), str(watch)],
-                                            cwd=ROOT, pass_fds=(watch,),
-                                            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-                    now = time.monotonic()
-                    running.append([proc, script, group, job, tmp, now, now + every])
-                finally:
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+                running.append(Worker.start(script, group, job, cache, watch, every))
                 log(f"generator: computing {script}'s pages in a fresh process")
             time.sleep(0.05)
-            for entry in list(running):
-                proc, script, group, job, tmp, started, next_line = entry
-                if proc.poll() is None:
-                    _still_running(entry, timeout, every)
+            for worker in list(running):
+                if worker.proc.poll() is None:
+                    worker.check_time(timeout, every)
                     continue
-                running.remove(entry)
-                results[script] = _collect(proc, script, group, job, tmp, cache, started)
+                running.remove(worker)
+                results[worker.script] = worker.collect(cache)
     except BaseException:
-        for proc, *_rest in running:
-            proc.terminate()
-        for proc, *_rest in running:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            shutil.rmtree(_rest[3], ignore_errors=True)
+        for worker in running:
+            worker.stop()
+        for worker in running:
+            worker.reap()
         raise
     finally:
         os.close(watch)
@@ -285,48 +347,6 @@ def _run_workers(todo, cache, timeout, slots=None):
     return results
 
 
-def _still_running(entry, timeout, every):
-    """Stop a worker at the limit; say now and then that it is still running."""
-    proc, script, group, job, tmp, started, next_line = entry
-    now = time.monotonic()
-    if now - started < timeout and now < next_line:
-        return
-    try:
-        doing = (tmp / "doing").read_text("utf-8").strip()  # what the worker said it does
-    except OSError:
-        doing = ""
-    if now - started >= timeout:
-        raise GeneratorError(
-            f"docs/code/{script}: its pages took longer than {_duration(timeout)}, the limit "
-            f"for one script's pages" + (f", {doing}" if doing else "") + ": stopped. If "
-            f"they need longer, set {TIMEOUT_SETTING} to the seconds they may take")
-    entry[6] = next_line + every
-    log(f"generator: still computing {script}'s pages after {_duration(now - started)}"
-        + (f", {doing}" if doing else "") + f"; the limit is {_duration(timeout)} "
-        f"({TIMEOUT_SETTING})")
-
-
 def _duration(seconds):
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def _collect(proc, script, group, job, tmp, cache, started):
-    if proc.returncode == 130:
-        raise KeyboardInterrupt
-    try:
-        result = json.loads((tmp / "result.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        result = {"error": f"the worker for {script} stopped with status {proc.returncode} "
-                           "and no result"}
-    if "error" in result:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise GeneratorError(result["error"])
-    for done in ("job.json", "result.json", "doing"):
-        (tmp / done).unlink(missing_ok=True)
-    (tmp / "files").mkdir(exist_ok=True)
-    folder = cache.store(group, tmp, job, result["deps"], result["fragments"], result["files"],
-                         result["seconds"])
-    log(f"generator: {script}'s pages computed in {time.monotonic() - started:.1f} s")
-    manifest = {"fragments": result["fragments"], "files": result["files"]}
-    return manifest, folder
 

@@ -86,12 +86,7 @@ class Site:
                 if page not in self.served(prod):
                     raise GeneratorError(f"{mk.where}: {mk.text} belongs on "
                                          f"{SERVES[prod.serves]}, not on docs/{page}")
-                if prod.kind == "block" and not mk.alone:
-                    raise GeneratorError(f"{mk.where}: marker {mk.text} makes a block; "
-                                         "put it on a line of its own")
-                if prod.kind == "inline" and mk.alone:
-                    raise GeneratorError(f"{mk.where}: marker {mk.text} makes inline text; "
-                                         "put it inside a sentence")
+                marker_syntax.check_placement(mk, prod.kind)
                 fragments.setdefault(page, {})[mk.key] = prod.func(self, page)
         for prod in PRODUCERS.values():
             for page in sorted(self.served(prod)):
@@ -103,15 +98,7 @@ class Site:
 
     def fill(self, page, markdown):
         """The page's markdown (as MkDocs hands it over) with its site markers filled."""
-        found = marker_syntax.parse(page, markdown, site=True)
-        if not found:
-            return markdown
-        fragments = self.fragments.get(page, {})
-        missing = [mk for mk in found if mk.key not in fragments]
-        if missing:
-            raise GeneratorError(f"{missing[0].where}: marker {missing[0].text} was added to "
-                                 "the page while it was being built; build again")
-        return marker_syntax.substitute(markdown, found, fragments)
+        return marker_syntax.fill(page, markdown, self.fragments.get(page, {}), site=True)
 
     def link(self, page, target):
         """A markdown link from docs/<page> to docs/<target>."""

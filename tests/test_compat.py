@@ -3,6 +3,7 @@ virtualenv with the oldest supported pair (Python 3.9, numpy 1.26) and points
 COMPAT_PYTHON at it. Outputs must match the main environment's, byte for byte."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -34,16 +35,18 @@ def test_same_output_on_python39_numpy126(run, tmp_path):
                          text=True, cwd=tmp_path, timeout=600)
     assert old.returncode == 0, old.stderr
     new = run_script(script, *args)
-    if script in ("gru.py", "memory.py"):  # finite differences: last digits vary with BLAS
-        assert [l.split("|")[1:4] for l in old.stdout.splitlines() if l.startswith("| ")] == \
-            [l.split("|")[1:4] for l in new.stdout.splitlines() if l.startswith("| ")]
-    elif script == "training.py":  # the same, with its relative errors in the third column
-        def cells(out):
-            return [[c for i, c in enumerate(l.split("|")) if i != 3]
-                    for l in out.splitlines() if l.startswith("| ")]
-        assert cells(old.stdout) == cells(new.stdout)
-    else:
-        assert old.stdout == new.stdout
+    assert rounding_masked(old.stdout) == rounding_masked(new.stdout)
+
+
+# A finite-difference check's relative error is round-off: its digits change with the BLAS
+# and the numpy build, while the claim the page makes is that it stays under the bound.
+ROUNDING = re.compile(r"\b\d\.\de-(?:0[7-9]|[1-9]\d)\b")
+
+
+def rounding_masked(text):
+    """The output with every relative error below 1e-6 replaced by a mark: all else must be
+    byte for byte the same on both interpreters."""
+    return ROUNDING.sub("<1e-6", text)
 
 
 def test_gru_trains_on_python39_numpy126(tmp_path):
