@@ -294,12 +294,12 @@ def trainer_widget(ctx):
     """The GRU trained in the page (docs/assets/widgets/trainer.js, gru-train.js in a
     worker): from the initial parameters of `gru.py --init --hidden H`, one file per
     size, loaded when the reader presses Start; the settings of `gru.py --updates`."""
-    small = ctx.record(*TRAINER_SMALL)
-    config, init = small.config, {}
-    records = {h: ctx.record("--init", "--hidden", str(h)) for h in TRAINER_HIDDEN}
+    small = ctx.record(*TRAINER_SMALL).plain()
+    config, init = small["config"], {}
+    records = {h: ctx.record("--init", "--hidden", str(h)).plain() for h in TRAINER_HIDDEN}
     for h, record in records.items():
         relpath = f"widgets/ch14-gru-lm/gru-init-{h}.json"
-        ctx.add_file(relpath, json.dumps({k: getattr(record, k) for k in (
+        ctx.add_file(relpath, json.dumps({k: record[k] for k in (
             "cell", "hidden", "seed", "float64", "state", "inc", "has_uint32", "uinteger")},
             sort_keys=True).encode("utf-8"))
         init[str(h)] = ctx.url(relpath)
@@ -322,9 +322,9 @@ def trainer_widget(ctx):
             "column of the same temperature."),
         "book": (CODE / "timemachine.txt").read_text("utf-8")[:TRAINER_BOOK_CHARS],
         "init": init,
-        "vocab": records[TRAINER_HIDDEN[0]].vocab,
+        "vocab": records[TRAINER_HIDDEN[0]]["vocab"],
         "T": config["num_steps"], "prefix": config["prefix"], "num_preds": config["num_preds"],
-        "temperatures": small.temperatures, "every": small.every, "seed": config["seed"],
+        "temperatures": small["temperatures"], "every": small["every"], "seed": config["seed"],
         "hidden": {"values": TRAINER_HIDDEN, "index": TRAINER_HIDDEN.index(32)},
         "batch": {"values": [1, 8, 32], "index": 0},
         "updates": {"values": [200, 1000, 5000, 20000], "index": 1},
