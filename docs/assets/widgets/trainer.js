@@ -29,7 +29,8 @@ RW.define("trainer", function (figure, d, kit) {
   var message = el("p", { "class": "rw-message", id: messageId, role: "status" });
   var area = el("textarea", { id: textId, rows: 6, spellcheck: "false", "aria-describedby": messageId,
                               "data-control": "text" });
-  area.value = d.book;
+  var shown = d.book.replace(/^\s+/, "");  // the book's first lines are blank: shown from its title
+  area.value = shown;
   var file = el("input", { type: "file", accept: ".txt,text/plain", "aria-label": "open a text file to train on" });
   var bookButton = el("button", { type: "button", "data-control": "book", text: "Back to the book" });
   var startButton = el("button", { type: "button", "data-control": "start", text: "Start" });
@@ -53,7 +54,7 @@ RW.define("trainer", function (figure, d, kit) {
   function plural(n, word) { return n.toLocaleString("en-US") + " " + word + (n === 1 ? "" : "s"); }
 
   function corpus() {  // {ids, numTrain, numVal} or {error}
-    var raw = area.value;
+    var raw = area.value === shown ? d.book : area.value;  // the book: as gru.py reads the file
     if (raw.length > d.max_chars) {
       return { error: "Too long: " + plural(raw.length, "character") + "; the trainer takes at most " +
                d.max_chars.toLocaleString("en-US") + " (it reads windows from the start: cut the text down)." };
@@ -249,7 +250,7 @@ RW.define("trainer", function (figure, d, kit) {
       changed();
     });
   });
-  bookButton.addEventListener("click", function () { area.value = d.book; changed(); });
+  bookButton.addEventListener("click", function () { area.value = shown; changed(); });
   startButton.addEventListener("click", start);
   pauseButton.addEventListener("click", pause);
   resetButton.addEventListener("click", reset);
@@ -268,11 +269,12 @@ RW.define("trainer", function (figure, d, kit) {
     kit.legend([{ cls: "rw-main", text: "training perplexity" },
                 { cls: "rw-dash", text: "validation perplexity, every " + d.every + " updates" }]),
     el("p", { "class": "rw-label" }, ["The same run in numpy: ", command, save]),
-    el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "updates" }, [
+    el("div", { "class": "rw-scroll rw-rows", tabindex: 0, "aria-label": "the rows" }, [el("table", { "data-table": "updates" }, [
       head(["update", "epoch", "train ppl", "val ppl", "max grad norm"]), rowsBody])]),
-    el("div", { "class": "rw-scroll" }, [el("table", { "data-table": "samples" }, [
+    el("div", { "class": "rw-scroll rw-rows", tabindex: 0, "aria-label": "the samples" }, [el("table", { "data-table": "samples" }, [
       head(["update", "greedy"].concat(d.temperatures.map(function (t) { return "temperature " + t; }), ["yours"])),
       samplesBody])])], d.caption);
+  figure.classList.add("rw-trainer");
   reset();
   announce = kit.live(figure);
   figure.rwTrainer = {  // for the browser test: the run as the page holds it
