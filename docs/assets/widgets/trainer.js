@@ -105,7 +105,10 @@ RW.define("trainer", function (figure, d, kit) {
   function cells(tr, texts) { texts.forEach(function (t) { tr.appendChild(el("td", { text: t })); }); return tr; }
 
   function draw() {  // binned training perplexity (at most 200 points), and the rows' validation
-    if (!run) { chart.draw({ lines: [], label: "No training yet." }); return; }
+    if (!run) {  // the same two lines, empty: a run's first points only move them (kit.chart)
+      chart.draw({ lines: [{ y: [], cls: "rw-main" }, { y: [], cls: "rw-dash" }], label: "No training yet." });
+      return;
+    }
     var n = run.losses.length, bin = Math.max(1, Math.ceil(n / 200)), train = [], val = [];
     for (var i = 0; i < n; i += bin) {
       var s = 0, m = Math.min(bin, n - i);
@@ -198,6 +201,7 @@ RW.define("trainer", function (figure, d, kit) {
     run = null;
     rowsBody.textContent = ""; samplesBody.textContent = "";
     readout.textContent = "Not started.";
+    chartX.max = settings().updates;
     resetButton.disabled = true; pauseButton.disabled = true; pauseButton.textContent = "Pause";
     check();
     redraw();
