@@ -6,10 +6,13 @@ trains 200 updates; then the command the page shows is run as a reader runs it, 
 printed rows and samples must be the page's, character for character, and the page's
 parameters must equal those of numpy's train_updates (in this process, float64) to 1e-9
 relative. Also: what the page says of a text it cannot use, that the page stays
-responsive while it trains (no main-thread task over 50 ms), pause and resume, and that
-nothing reaches the console or another host.
+responsive while it trains (no main-thread task does over 50 ms of work, measured in a
+Chromium trace as the thread's own time: the wall time of a task on a machine shared
+with other work counts that work too), pause and resume, and that nothing reaches the
+console or another host.
 """
 
+import json
 import shlex
 
 import numpy as np
@@ -54,7 +57,7 @@ def slide(host, control, values, value):
     host.locator(f'input[data-control="{control}"]').fill(str(values.index(value)))
 
 
-def train(tab, host, batch, text=None, gap=None):
+def train(tab, host, batch, text=None):
     """Set the controls, press Start, wait for the 200 updates; the command shown."""
     if text is not None:
         host.locator('textarea[data-control="text"]').fill(text)
@@ -65,6 +68,18 @@ def train(tab, host, batch, text=None, gap=None):
     tab.page.wait_for_function("el => el.querySelector('figure').rwTrainer.state() === 'done'",
                                arg=host.element_handle(), timeout=120_000)
     return host.locator("[data-command]").inner_text()
+
+
+def main_thread_tasks(trace):
+    """The page's main-thread tasks in a Chromium trace: (wall ms, thread ms) each. The
+    thread time is the page's own work; the wall time adds whatever else the machine ran
+    meanwhile (on a loaded machine, several times the work)."""
+    events = json.loads(trace)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("name") == "thread_name" and e["args"]["name"] == "CrRendererMain"}
+    return [(e["dur"] / 1000, e.get("tdur", e["dur"]) / 1000) for e in events
+            if e.get("name") == "RunTask" and (e["pid"], e["tid"]) in main and "dur" in e]
 
 
 def page_params(host):
@@ -114,12 +129,16 @@ def check_against_numpy(gru, host, command, tmp_path, text=None):
 
 def test_the_book_at_batch_1_is_numpys_run(gru, tab, tmp_path):
     host = trainer(tab)
-    tab.page.evaluate("""() => { window.longTasks = [];
-        new PerformanceObserver(list => list.getEntries().forEach(e => window.longTasks.push(e.duration)))
-          .observe({type: 'longtask'}); }""")
+    browser = tab.context.browser
+    browser.start_tracing(page=tab.page, categories=["devtools.timeline",
+                                                     "disabled-by-default-devtools.timeline"])
     command = train(tab, host, 1)
-    long_tasks = tab.page.evaluate("window.longTasks")
-    assert not long_tasks, f"main-thread tasks over 50 ms while training: {long_tasks}"
+    tasks = main_thread_tasks(browser.stop_tracing())
+    assert len(tasks) > 20, "the trace saw the training"
+    work = max(thread for _, thread in tasks)
+    print(f"main thread while training: {len(tasks)} tasks, the longest {work:.1f} ms of work "
+          f"({max(wall for wall, _ in tasks):.1f} ms of wall time)")
+    assert work < 50, f"a main-thread task of {work:.1f} ms while training"
     gaps = check_against_numpy(gru, host, command, tmp_path)
     print("largest relative gap after 200 updates, batch 1, the book:", max(gaps.values()))
     tab.check_clean()

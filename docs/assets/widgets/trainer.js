@@ -122,12 +122,23 @@ RW.define("trainer", function (figure, d, kit) {
                  label: "Training perplexity (mean over " + bin + " updates) and validation perplexity " +
                    "against update, " + n + " updates so far" + (last ? "; validation " + ppl(last.val_ppl) : "") + "." });
   }
+  function render() {  // what came from the worker, into the page: new rows, the readout, the chart
+    if (run) {
+      run.rows.slice(rowsBody.children.length).forEach(function (r) {
+        rowsBody.appendChild(cells(el("tr"), [String(r.update), String(r.epoch), ppl(r.train_ppl), ppl(r.val_ppl),
+                                              norm(r.max_grad_norm)]));
+        samplesBody.appendChild(cells(el("tr"), [String(r.update)].concat(r.ids.map(sample), [sample(r.yours)])));
+      });
+      show();
+    }
+    draw();
+  }
   var pending = false, drawn = 0;
   function redraw() {  // at most every 300 ms, in a frame: the page's own work stays small
     if (pending) return;
     pending = true;
     setTimeout(function () {
-      requestAnimationFrame(function () { pending = false; drawn = Date.now(); draw(); });
+      requestAnimationFrame(function () { pending = false; drawn = Date.now(); render(); });
     }, Math.max(0, 300 - (Date.now() - drawn)));
   }
 
@@ -149,9 +160,6 @@ RW.define("trainer", function (figure, d, kit) {
       var r = m.row;
       run.rows.push(r);
       run.params = m.params;
-      rowsBody.appendChild(cells(el("tr"), [String(r.update), String(r.epoch), ppl(r.train_ppl), ppl(r.val_ppl),
-                                            norm(r.max_grad_norm)]));
-      samplesBody.appendChild(cells(el("tr"), [String(r.update)].concat(r.ids.map(sample), [sample(r.yours)])));
       announce("update " + r.update + ": validation perplexity " + ppl(r.val_ppl) + "; greedy: " +
                sample(r.ids[0]));
     } else if (m.type === "done") {
@@ -162,8 +170,8 @@ RW.define("trainer", function (figure, d, kit) {
       message.textContent = m.message + ".";
       message.classList.add("rw-error");
     }
-    show();
-    redraw();
+    if (run.state === "done" || run.state === "failed") render();  // at once: the run's last state
+    else redraw();
   }
 
   function start() {
