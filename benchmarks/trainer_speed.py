@@ -78,7 +78,7 @@ def main():
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         page = browser.new_page()
         page.set_content("<!doctype html><title>trainer speed</title>")
-        for name in ("numpy-random.js", "gru-train.js"):
+        for name in ("core.js", "numpy-random.js", "gru-train.js"):
             page.add_script_tag(content=(WIDGETS / name).read_text("utf-8"))
         for hidden in (32, 64):
             for batch in (1, 8, 32):

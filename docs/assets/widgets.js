@@ -7,6 +7,7 @@
   var hosts = document.querySelectorAll(".rw-widget[data-widget][data-src]");
   if (!hosts.length || !window.fetch) return;
   var base = new URL("widgets/", document.currentScript.src), loading = {};
+  var NEEDS = { textgen: ["numpy-random.js"] };  // what a kind needs besides the kit
 
   function load(file) {  // a script or style sheet of widgets/, once per page
     return loading[file] || (loading[file] = new Promise(function (done, fail) {
@@ -26,6 +27,7 @@
       return r.json();
     });
     Promise.all([load("core.js").then(function () { return load("kit.js"); }), load("widgets.css")])
+      .then(function () { return Promise.all((NEEDS[kind] || []).map(load)); })
       .then(function () { return Promise.all([load(kind + ".js"), data]); })
       .then(function (got) { window.RW.mount(kind, host, got[1]); })
       .catch(function () { host.setAttribute("data-state", "failed"); });  // the page stays as built

@@ -1,7 +1,7 @@
 /* gru.py's training of its GRU, in float64, for chapter 14's trainer (trainer.js runs it
    in a Web Worker, so that the page never waits for it; Node can require it for tests).
    Step for step the script's train_updates(): the windows of make_dataset, the batches of
-   batches() (numpy's permutation, core.js's random, continuing the generator that drew the
+   batches() (numpy's permutation, numpy-random.js, continuing the generator that drew the
    initial weights), gru_step and loss_and_grads forward and backward, clip_gradients,
    SGD; every `every` updates, update_row: training and validation perplexity and the
    samples of predict(). Parameters are flat Float64Arrays in gru.py's stacked layout
@@ -262,7 +262,7 @@
     this.X = new Int32Array(n * T); this.Y = new Int32Array(n * T);
     for (k = 0; k < n; k++) for (t = 0; t < T; t++) { this.X[k * T + t] = ids[k + t]; this.Y[k * T + t] = ids[k + t + 1]; }
     this.model = new Model(decodeParams(init.float64, c.V, c.hidden), c.V, c.hidden);
-    this.rng = root.RWCore.random.fromState(init);
+    this.rng = root.RWRandom.fromState(init);
     this.u = 0; this.epoch = 0; this.order = null; this.at = c.numTrain;
     this.losses = []; this.norms = [];
   }
@@ -291,13 +291,13 @@
   Run.prototype.row = function (extraTemperature) {  // update_row(), and a sample at the reader's temperature
     var c = this.c, u = this.u, k = (u - 1) % c.every + 1, m = this.model, i, sum = 0, top = 0;
     for (i = this.losses.length - k; i < this.losses.length; i++) { sum += this.losses[i]; top = Math.max(top, this.norms[i]); }
-    var rng = root.RWCore.random.seeded([c.seed, u]), texts = [m.predict(c.prefix, c.numPreds, null, null, c.unk)];
+    var rng = root.RWRandom.seeded([c.seed, u]), texts = [m.predict(c.prefix, c.numPreds, null, null, c.unk)];
     c.temperatures.forEach(function (temp) { texts.push(m.predict(c.prefix, c.numPreds, temp, rng, c.unk)); });
     var row = { update: u, epoch: this.epoch, train_ppl: perplexity(sum / k),
                 val_ppl: perplexity(m.evaluate(this.X, this.Y, c.numTrain, c.numVal, c.batch, c.T)),
                 max_grad_norm: top, ids: texts };
     if (extraTemperature !== null) {
-      row.yours = m.predict(c.prefix, c.numPreds, extraTemperature, root.RWCore.random.seeded([c.seed, u]), c.unk);
+      row.yours = m.predict(c.prefix, c.numPreds, extraTemperature, root.RWRandom.seeded([c.seed, u]), c.unk);
     }
     return row;
   };
@@ -310,7 +310,7 @@
   // about every 100 ms of work, "row" {row, params} every config.every updates, "done",
   // "failed" {message}.
   if (typeof WorkerGlobalScope !== "undefined" && root instanceof WorkerGlobalScope) {
-    root.importScripts("core.js");
+    root.importScripts("core.js", "numpy-random.js");
     var run = null, running = false, temperature = null, sent = 0, timer = null;
     var snapshot = function () {
       var out = {};

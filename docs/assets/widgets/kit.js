@@ -22,8 +22,8 @@
      kit.frame(figure, title, parts, caption)   what every widget is: its title, its
                                 own parts in order (controls, readout, chart, ...), its
                                 caption; kit.controls(kids) is the row of its controls
-     kit.core                   core.js: sigmoid, preprocess, charName, quoted, numpy's
-                                random numbers (shared with the trainer's worker)
+     kit.core                   core.js: sigmoid, preprocess, charName, quoted (shared
+                                with the trainer's worker)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
 
    Colours come from widgets.css (the plots' palette, by Material's colour scheme);

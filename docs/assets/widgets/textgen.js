@@ -3,7 +3,7 @@
    five likeliest next characters. The page runs gru.py's own predict() (the same GRU
    step, in float64, on the weights of code/gru-trained.json) and draws from the same
    random numbers: numpy's default_rng(seed), PCG64 seeded by SeedSequence, written out
-   in core.js, so that a seed here is a seed there. A browser test holds the page's text and
+   in numpy-random.js, so that a seed here is a seed there. A browser test holds the page's text and
    probabilities equal to the script's for the same prompt, temperature and seed.
 
    Every character of the prompt and of both continuations has its own numbers: the
@@ -93,7 +93,7 @@ RW.define("textgen", function (figure, d, kit) {
   // distribution, which predict() never needs). steps[t]: character t's record.
   function predict(start, n, temperature, seed) {
     var got = start.ids.slice(), H = start.H, steps = start.steps.slice(), k, v;
-    var random = temperature === null ? null : core.random.seeded([seed]).random;
+    var random = temperature === null ? null : window.RWRandom.seeded([seed]).random;
     for (k = 0; k < n; k++) {
       var L = steps[steps.length - 1].logits, top = Math.max.apply(null, L);
       if (temperature === null) got.push(L.indexOf(top));  // argmax: the first largest
