@@ -21,15 +21,16 @@ a plain tanh RNN run on the same code.
     python3 gru.py --inside          # the trained GRU's update gate and two units, per character
     python3 gru.py --saturation      # how often the gates sit near 0 or 1
     python3 gru.py --export          # the trained GRU's weights, and how far back it looks
+    python3 gru.py --init --hidden 64   # the initial weights and numpy's generator after them
 
 The file reads top to bottom: the settings, the data, the parameters, each
 cell's step forward and backward, the loss and its gradient, training and
 sampling; then how a run trains each model once, and what the trained models
 are measured by; then the part the site prints (records, tables, reports) and
 the harness (printing and the command line, the same in every script). Needs
-only numpy (pip install numpy). Training is float32 on one BLAS thread; the
-same command prints the same output, run after run, except the lines that
-start with "time:".
+only numpy (pip install numpy). Training is float32 (--float64: float64, as
+chapter 14's page trains) on one BLAS thread; the same command prints the same
+output, run after run, except the lines that start with "time:".
 """
 import argparse
 import base64
@@ -1190,7 +1191,7 @@ def report_train(args, out, config=None):
     out.text(f'{MODEL_NAMES[cell]} language model, numpy, from scratch')
     out.table('config', format_config_table(config, text, data))
     if config.updates:
-        return report_updates(out, config, text)
+        return print_updates(out, config, text)
     out.table('history', format_table(HISTORY_HEADER, [], 'rrrrr', history_widths(config)))
     m = train_model(text, config, lambda row: out.row('history', format_history_row(row, config)))
     out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
@@ -1200,7 +1201,7 @@ def report_train(args, out, config=None):
     return m.record
 
 
-def report_updates(out, config, text):
+def print_updates(out, config, text):
     """Train for config.updates updates, as the page does: a row every UPDATES_EVERY."""
     out.table('updates', format_table(UPDATES_HEADER, [], 'rrrrr', updates_widths(config)))
     _, run = train_updates(text, config,
