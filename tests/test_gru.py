@@ -888,3 +888,69 @@ def test_the_speed_studys_variants_compute_the_served_model(cell):
         assert abs(v_loss - loss) < 1e-10, name
         for k, g in grads.items():
             assert np.abs(v_grads[k] - g).max() < 1e-10 * max(1.0, np.abs(g).max()), (name, k)
+
+
+# -- training by updates (--updates), the run chapter 14's page trains -------------------
+
+UPDATES = dict(num_train=96, num_val=8, batch_size=8, dtype='float64', seed=3)
+
+
+def test_updates_for_whole_epochs_are_the_epochs_of_train(text):
+    """Two epochs of 12 batches: train_updates' 24 updates are train()'s two epochs,
+    parameter for parameter (the same batches from the same generator, the same steps)."""
+    config = gru.Config(**UPDATES, epochs=2)
+    trained = gru.train(text, config)
+    params, run = gru.train_updates(text, dataclasses.replace(config, updates=24))
+    for name, p in trained.params.items():
+        assert np.array_equal(params[name], p), name
+    history = trained.record.history
+    per_epoch = [np.mean(run.losses[:12]), np.mean(run.losses[12:])]
+    assert [math.log(r.train_ppl) for r in history] == pytest.approx(per_epoch, rel=1e-12)
+    assert run.rows[-1].val_ppl == pytest.approx(history[-1].val_ppl, rel=1e-12)
+    assert [r.epoch for r in run.rows] == [2]  # 24 updates: one row, after the last
+
+
+def test_update_rows_come_every_50_and_after_the_last(text):
+    config = gru.Config(**dict(UPDATES, batch_size=1), updates=120)
+    _, run = gru.train_updates(text, config)
+    assert [r.update for r in run.rows] == [50, 100, 120]
+    assert [r.epoch for r in run.rows] == [1, 2, 2]  # 96 windows an epoch
+    assert run.rows[-1].train_ppl == pytest.approx(math.exp(np.mean(run.losses[100:])))
+    assert run.rows[1].max_grad_norm == max(run.grad_norms[50:100])
+    assert round_trips(run) and plain_values(dataclasses.asdict(run))
+
+
+def test_init_record_is_init_params_and_the_generator_after_it():
+    import base64
+    config = gru.Config(hidden=5, seed=7)
+    record = gru.compute_init(config)
+    rng = np.random.default_rng(7)
+    params = gru.init_params('gru', len(gru.VOCAB), 5, rng, 'float64')
+    flat = np.frombuffer(base64.b64decode(record.float64), '<f8')
+    assert np.array_equal(flat, np.concatenate([p.ravel() for p in params.values()]))
+    assert {k: tuple(v) for k, v in record.shapes.items()} == {k: p.shape for k, p in params.items()}
+    after = np.random.default_rng(0)
+    after.bit_generator.state = {'bit_generator': 'PCG64', 'state': {
+        'state': int(record.state), 'inc': int(record.inc)}, 'has_uint32': record.has_uint32,
+        'uinteger': record.uinteger}
+    assert np.array_equal(after.permutation(50), rng.permutation(50))
+
+
+def test_cli_updates_prints_a_row_every_50_and_refuses_epochs_with_it(tmp_path):
+    corpus = tmp_path / 'mine.txt'
+    corpus.write_text('It was a bright cold day in April, and the clocks were striking '
+                      'thirteen. ' * 6, 'utf-8')
+    args = ('--updates', '60', '--float64', '--hidden', '8', '--batch-size', '2', '--lr', '2',
+            '--clip', '0.5', '--num-train', '300', '--num-val', '20', '--corpus', str(corpus))
+    result = run_script('gru.py', *args)
+    assert result.returncode == 0, result.stderr
+    config, updates, samples = [cells_of_markdown(t) for t in table_blocks(result.stdout)]
+    assert [row[0] for row in updates[1:]] == ['50', '60']
+    assert [row[0] for row in samples[1:]] == ['50', '60']
+    assert dict(config[1:])['training'] == '60 updates, seed 0, float64'
+    assert dict(config[1:])['optimiser'] == 'SGD, learning rate 2, gradient clipped to norm 0.5'
+    both = run_script('gru.py', '--updates', '5', '--epochs', '2')
+    assert both.returncode == 1 and both.stderr.strip().count('\n') == 0
+    assert 'give one' in both.stderr
+    alone = run_script('gru.py', '--gradcheck', '--batch-size', '4')
+    assert alone.returncode == 2 and '--batch-size has no effect' in alone.stderr

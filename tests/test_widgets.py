@@ -1105,8 +1105,9 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
 
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
-           "ch14-gru-lm/": ("model_widget", "reach_widget"),
-           "ch15-memory/": ("memory_widget",)}
+           "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
+           "ch15-memory/": ("memory_widget",),
+           "ch16-training/": ("clip_widget",)}
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))
@@ -1118,7 +1119,7 @@ def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
     for name in WIDGETS[page_path]:
         t.widget(name)
     fetched = {urlparse(u).path.rsplit("/", 1)[-1] for u in t.requests}
-    assert {"kit.js", "widgets.css"} <= fetched
+    assert {"core.js", "kit.js", "widgets.css"} <= fetched
     assert {f"{n}.json" for n in WIDGETS[page_path]} <= fetched
     t.check_clean()
 
@@ -1126,7 +1127,7 @@ def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
 def test_each_widget_weighs_under_100_kb():
     """Code, styles and data of each widget, loaded on demand: bounded all the same."""
     assets = SITE / "assets" / "widgets"
-    shared = sum((assets / f).stat().st_size for f in ("kit.js", "widgets.css"))
+    shared = sum((assets / f).stat().st_size for f in ("core.js", "kit.js", "widgets.css"))
     for page, names in WIDGETS.items():
         for name in names:
             data = next(SITE.glob(f"widgets/*/{name}.json"))
@@ -1177,6 +1178,8 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
         t.page.wait_for_function("(h) => h.querySelector('figure').dataset.model === 'ready'",
                                  arg=hosts[1].element_handle(), timeout=10_000)
         hosts[1].locator('[data-value="passage"]').press("ArrowLeft")
+        hosts[2].locator('button[data-control="start"]').click()  # the trainer, training
+        hosts[2].locator('table[data-table="updates"] tbody tr').first.wait_for(timeout=60_000)
     if page_path == "ch15-memory/":  # another cell and lag, by keyboard
         hosts[0].locator('input[data-control="model"]:checked').press("ArrowRight")
         hosts[0].locator('input[data-control="lag"]:checked').press("ArrowLeft")
@@ -1262,4 +1265,62 @@ def test_the_widgets_follow_the_colour_scheme(tab, theme):
     text = host.locator(".rw-readout").evaluate("(p) => getComputedStyle(p).color")
     assert line == {"light": "rgb(0, 114, 178)", "dark": "rgb(86, 180, 233)"}[theme]
     assert text == t.page.locator(".md-typeset p").first.evaluate("(p) => getComputedStyle(p).color")
+    t.check_clean()
+
+
+# -- chapter 16: clipping by hand ------------------------------------------------------
+
+CLIP_THRESHOLDS = ("0.25", "1", "4")
+
+
+def test_clip_widget_rows_are_what_training_py_clip_prints(shared):
+    """Every threshold of the grid, both radii, clipped or not: the readout is the row of
+    `training.py --clip --threshold X` run here, the command is that command, and the
+    seeds' mean and extremes are the row's 'test accuracy' cell."""
+    t = shared("ch16-training/")
+    host = t.widget("clip_widget")
+    wrong = []
+    for x in CLIP_THRESHOLDS:
+        header, *rows = tables("training.py", "--clip", "--threshold", x)[0]
+        choose(host, "threshold", x)
+        for row in rows:
+            choose(host, "radius", row[0])
+            choose(host, "clipping", "none" if row[1] == "none" else "at the threshold")
+            shown = [host.locator(f'[data-value="col{k}"]').inner_text() for k in range(len(header))]
+            if shown != row:
+                wrong.append((x, row, shown))
+            assert host.locator("[data-command]").inner_text() == \
+                f"$ python3 training.py --clip --threshold {x}"
+            accuracy = [float(c) for c in host.locator("tbody tr td:nth-child(2)").all_inner_texts()]
+            mean, low, high = (float(v) for v in re.findall(r"[\d.]+", row[-1])[:3])
+            assert (round(sum(accuracy) / len(accuracy), 2), min(accuracy), max(accuracy)) == \
+                pytest.approx((mean, low, high), abs=0.0051)
+    assert not wrong, wrong
+    t.check_clean()
+
+
+# -- chapter 17: attention, read -------------------------------------------------------
+
+def test_attention_widget_weights_are_what_deeper_py_attention_prints(shared):
+    """For the strings whose weights the script prints (the first of --attention, and the
+    one of --string abcab), every output step's weights in the readout and the widget's
+    table are the printed table's row; pointing at a symbol moves the readout."""
+    t = shared("ch17-deeper/")
+    host = t.widget("attention_widget")
+    for args, source in ((("--attention",), None), (("--attention", "--string", "abcab"), "abcab")):
+        table = tables("deeper.py", *args)[0 if source is None else -2]
+        header, rows = table[0], table[1:]
+        string = "".join(h.split(" ")[0] for h in header[1:])
+        choose(host, "string", source or string)
+        assert host.locator("[data-command]").inner_text() == "$ python3 deeper.py " + " ".join(args)
+        shown = [[c.strip() for c in r] for r in t.page.evaluate(
+            "h => [...h.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent))",
+            host.element_handle())]
+        assert shown == rows
+        output = host.locator('[data-value="output"] i')
+        for j, row in enumerate(rows):
+            output.nth(j).click()
+            readout = host.locator('[data-value="attention-readout"]').inner_text()
+            listed = re.findall(r"\(\d+\) (\d\.\d\d)", readout)
+            assert listed == row[1:], (j, readout)
     t.check_clean()

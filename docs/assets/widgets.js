@@ -1,5 +1,5 @@
 /* Interactive figures (docs/building.md): each <div class="rw-widget" data-widget="KIND"
-   data-src="DATA.json"> gets widgets/kit.js, widgets.css, KIND.js and its data when it
+   data-src="DATA.json"> gets widgets/core.js, kit.js, widgets.css, KIND.js and its data when it
    nears the screen (watched from the page's load on), then RW.mount builds it there.
    Without JavaScript: the page as built. */
 (function () {
@@ -7,6 +7,7 @@
   var hosts = document.querySelectorAll(".rw-widget[data-widget][data-src]");
   if (!hosts.length || !window.fetch) return;
   var base = new URL("widgets/", document.currentScript.src), loading = {};
+  var NEEDS = { textgen: ["numpy-random.js"] };  // what a kind needs besides the kit
 
   function load(file) {  // a script or style sheet of widgets/, once per page
     return loading[file] || (loading[file] = new Promise(function (done, fail) {
@@ -25,7 +26,8 @@
       if (!r.ok) throw new Error(r.status);
       return r.json();
     });
-    Promise.all([load("kit.js"), load("widgets.css")])
+    Promise.all([load("core.js").then(function () { return load("kit.js"); }), load("widgets.css")])
+      .then(function () { return Promise.all((NEEDS[kind] || []).map(load)); })
       .then(function () { return Promise.all([load(kind + ".js"), data]); })
       .then(function (got) { window.RW.mount(kind, host, got[1]); })
       .catch(function () { host.setAttribute("data-state", "failed"); });  // the page stays as built

@@ -14,23 +14,26 @@ a plain tanh RNN run on the same code.
     python3 gru.py --cell lstm --forget-bias 1   # the LSTM with forget-gate bias 1
     python3 gru.py --epochs 5 --seed 1 --lr 2    # a shorter run, another seed, another rate
     python3 gru.py --corpus PATH     # another text (default: timemachine.txt next to gru.py)
+    python3 gru.py --updates 200 --float64 --batch-size 1   # 200 SGD updates, as the page trains
     python3 gru.py --gradcheck       # every hand-written gradient against finite differences
     python3 gru.py --compare         # the four models, three seeds, two learning rates each
     python3 gru.py --distance        # how far back the last step's gradient reaches
     python3 gru.py --inside          # the trained GRU's update gate and two units, per character
     python3 gru.py --saturation      # how often the gates sit near 0 or 1
     python3 gru.py --export          # the trained GRU's weights, and how far back it looks
+    python3 gru.py --init --hidden 64   # the initial weights and numpy's generator after them
 
 The file reads top to bottom: the settings, the data, the parameters, each
 cell's step forward and backward, the loss and its gradient, training and
 sampling; then how a run trains each model once, and what the trained models
 are measured by; then the part the site prints (records, tables, reports) and
 the harness (printing and the command line, the same in every script). Needs
-only numpy (pip install numpy). Training is float32 on one BLAS thread; the
-same command prints the same output, run after run, except the lines that
-start with "time:".
+only numpy (pip install numpy). Training is float32 (--float64: float64, as
+chapter 14's page trains) on one BLAS thread; the same command prints the same
+output, run after run, except the lines that start with "time:".
 """
 import argparse
+import base64
 import ctypes
 import math
 import os
@@ -90,6 +93,8 @@ class Config:
     init_sigma: float = 0.01   # std of the normal initial weights
     forget_bias: float = 0.0   # initial b_f of the LSTM (d2l: 0)
     validate: bool = True      # validation perplexity after every epoch (False: the last only)
+    dtype: str = 'float32'     # of the parameters and the arithmetic (float64: the page's)
+    updates: Optional[int] = None  # stop after this many SGD updates (None: after the epochs)
     prefix: str = 'it has'     # warm-up text for sampling
     num_preds: int = 20        # characters predicted after the prefix
 
@@ -349,13 +354,29 @@ class TrainingDiverged(Refused):
     """The loss grew past MAX_LOSS or the gradient stopped being a number."""
 
 
+def sgd_update(params, config, X, Y, where):
+    """One step of SGD on the windows X, Y: the gradient, clipped, times the learning
+    rate, taken from params. Returns the loss and the gradient's norm before clipping;
+    TrainingDiverged (naming where) if either blows up."""
+    with np.errstate(over='ignore', invalid='ignore'):  # checked just below
+        loss, grads = loss_and_grads(params, config.cell, X, Y)
+        norm = clip_gradients(grads, config.clip)
+        for name, p in params.items():
+            p -= config.lr * grads[name]
+    if not (loss <= MAX_LOSS and math.isfinite(norm)):  # (NaN fails both)
+        what = f'the loss is {loss:.3g}' if not loss <= MAX_LOSS else 'the gradient is not finite'
+        raise TrainingDiverged(f'training diverged in {where}: {what} (learning rate '
+                               f'{config.lr:g}); try a smaller --lr')
+    return loss, norm
+
+
 def train(text, config, on_epoch=None):
     """Train config.cell on the text as d2l does: a Trained model. on_epoch(EpochRecord)
     is called after each epoch. TrainingDiverged if the loss or the gradient blows up."""
     keep_freed_memory()
     data = make_dataset(text, config)
     rng = np.random.default_rng(config.seed)
-    params = init_params(config.cell, len(VOCAB), config.hidden, rng, 'float32',
+    params = init_params(config.cell, len(VOCAB), config.hidden, rng, config.dtype,
                          config.init_sigma, config.forget_bias)
     initial = {name: p.copy() for name, p in params.items()}
     n, B = len(data.X_train), config.batch_size
@@ -367,17 +388,8 @@ def train(text, config, on_epoch=None):
         total, norms = 0.0, []
         for i in range(0, n, B):
             batch = order[i:i + B]
-            with np.errstate(over='ignore', invalid='ignore'):  # checked just below
-                loss, grads = loss_and_grads(params, config.cell, data.X_train[batch],
-                                             data.Y_train[batch])
-                norm = clip_gradients(grads, config.clip)
-                for name, p in params.items():    # SGD
-                    p -= config.lr * grads[name]
-            if not (loss <= MAX_LOSS and math.isfinite(norm)):  # (NaN fails both)
-                what = f'the loss is {loss:.3g}' if not loss <= MAX_LOSS else \
-                    'the gradient is not finite'
-                raise TrainingDiverged(f'training diverged in epoch {epoch}, step {i // B + 1}: '
-                                       f'{what} (learning rate {config.lr:g}); try a smaller --lr')
+            loss, norm = sgd_update(params, config, data.X_train[batch], data.Y_train[batch],
+                                    f'epoch {epoch}, step {i // B + 1}')
             total += loss * len(batch)            # measured during the epoch, as d2l does
             norms.append(norm)
         val = None
@@ -406,6 +418,59 @@ class Trained:
     initial: dict            # the parameters before the first
     data: Dataset
     text: str                # the preprocessed characters the windows are cut from
+
+
+UPDATES_EVERY = 50  # training by updates (--updates): a row and samples every 50 updates
+
+
+def batches(rng, n, B):
+    """The training batches, epoch after epoch, as train() takes them: each epoch a new
+    permutation of the n windows by rng, cut into batches of B (the last one shorter).
+    Yields (epoch, the batch's window indices)."""
+    epoch = 0
+    while True:
+        epoch += 1
+        order = rng.permutation(n)
+        for i in range(0, n, B):
+            yield epoch, order[i:i + B]
+
+
+def train_updates(text, config, on_row=None):
+    """Train as train() does, but stop after config.updates SGD updates, the unit a page
+    trains in. Every UPDATES_EVERY updates and after the last: the validation perplexity
+    and samples, an UpdateRow passed to on_row. Returns the parameters and an UpdatesRun."""
+    data = make_dataset(text, config)
+    rng = np.random.default_rng(config.seed)
+    params = init_params(config.cell, len(VOCAB), config.hidden, rng, config.dtype,
+                         config.init_sigma, config.forget_bias)
+    losses, norms, rows, start = [], [], [], time.perf_counter()
+    order = batches(rng, len(data.X_train), config.batch_size)
+    for u in range(1, config.updates + 1):
+        epoch, batch = next(order)
+        loss, norm = sgd_update(params, config, data.X_train[batch], data.Y_train[batch],
+                                f'update {u}')
+        losses.append(loss)
+        norms.append(norm)
+        if u % UPDATES_EVERY == 0 or u == config.updates:
+            rows.append(update_row(params, config, data, u, epoch, losses, norms))
+            if on_row is not None:
+                on_row(rows[-1])
+    return params, UpdatesRun(asdict(config), len(data.X_train), len(data.X_val), UPDATES_EVERY,
+                              list(TEMPERATURES), losses, norms, rows, time.perf_counter() - start)
+
+
+def update_row(params, config, data, u, epoch, losses, norms):
+    """The row of update u: the training perplexity of the updates since the last row,
+    the validation perplexity now, and what the model writes now (drawn with its own
+    seed, [seed, u], as train() draws with [seed, epoch])."""
+    k = (u - 1) % UPDATES_EVERY + 1               # the updates since the last row
+    sample_rng = np.random.default_rng([config.seed, u])
+    greedy, *drawn = (predict(params, config.cell, config.prefix, config.num_preds, temp,
+                              sample_rng) for temp in (None,) + TEMPERATURES)
+    return UpdateRow(u, epoch, perplexity(sum(losses[-k:]) / k),
+                     perplexity(evaluate(params, config.cell, data.X_val, data.Y_val,
+                                         config.batch_size)),
+                     max(norms[-k:]), greedy, *drawn)
 
 
 def predict(params, cell, prefix, num_preds, temperature=None, rng=None):
@@ -699,6 +764,23 @@ def compute_export(m):
                         passage[:-1], reach, REACH_BACK, mean)
 
 
+def compute_init(config):
+    """What train() and train_updates() start from, for a page to start there too: the
+    initial parameters in float64 (W_x, W_h, b, W_hq, b_q, each flattened in C order, as
+    little-endian bytes in base64) and the generator's state after drawing them, from
+    which the permutations of the windows follow."""
+    rng = np.random.default_rng(config.seed)
+    params = init_params(config.cell, len(VOCAB), config.hidden, rng, 'float64',
+                         config.init_sigma, config.forget_bias)
+    flat = np.concatenate([p.ravel() for p in params.values()]).astype('<f8')
+    state = rng.bit_generator.state
+    return InitRecord(config.cell, config.hidden, config.seed, list(VOCAB),
+                      {name: list(p.shape) for name, p in params.items()},
+                      base64.b64encode(flat.tobytes()).decode('ascii'),
+                      str(state['state']['state']), str(state['state']['inc']),
+                      state['has_uint32'], state['uinteger'])
+
+
 # ===========================================================================
 # What the site prints: the records, one format_* per table, the reports, the
 # command line. Everything above computes; everything below only formats.
@@ -754,6 +836,48 @@ def train_record(config, text, data, params, history, samples, seconds):
         history[-1].train_ppl, history[-1].val_ppl,
         min(measured), max(measured),
         sum(row.clipped_fraction for row in history) / len(history))
+
+
+@dataclass
+class UpdateRow:
+    """Training by updates: every UPDATES_EVERY updates, and after the last."""
+    update: int
+    epoch: int               # the pass over the training windows the update belongs to
+    train_ppl: float         # perplexity of the training batches since the previous row
+    val_ppl: float           # on the validation windows, after the update
+    max_grad_norm: float     # largest gradient norm since the previous row, before clipping
+    greedy: str              # what the model writes after the prefix, greedy
+    temp_0_5: str            # drawn at temperature 0.5, by default_rng([seed, update])
+    temp_1_0: str            # drawn at temperature 1, by the same generator after it
+
+
+@dataclass
+class UpdatesRun:
+    """`python3 gru.py --updates N`: every update's loss, and the rows."""
+    config: dict
+    num_train: int           # training windows
+    num_val: int             # validation windows
+    every: int               # UPDATES_EVERY
+    temperatures: list       # the samples' (TEMPERATURES)
+    losses: list             # the loss of every update's batch, before the update
+    grad_norms: list         # the norm of every update's gradient, before clipping
+    rows: list               # an UpdateRow every UPDATES_EVERY updates and after the last
+    seconds: float           # wall time of the updates, validation and samples included
+
+
+@dataclass
+class InitRecord:
+    """The initial parameters of a run and the random generator's state after them."""
+    cell: str
+    hidden: int
+    seed: int
+    vocab: list
+    shapes: dict             # W_x (gates, V, h), W_h (gates, h, h), b, W_hq, b_q
+    float64: str             # their values, in that order, C order, little-endian, base64
+    state: str               # numpy's PCG64 after drawing them: its 128-bit state
+    inc: str                 # .. and increment, as decimal text
+    has_uint32: int          # .. and its buffered half of a 64-bit output
+    uinteger: int
 
 
 @dataclass
@@ -878,11 +1002,25 @@ def format_history_row(row, config):
     return format_table(HISTORY_HEADER, [cells], 'rrrrr', history_widths(config)).splitlines()[-1]
 
 
-def format_samples_table(record):
-    """What the model writes after the prefix as it learns: a row per sampled epoch."""
-    header = ('epoch', 'greedy') + tuple(f'temperature {t:g}' for t in TEMPERATURES)
-    rows = [(s.epoch, quoted(s.greedy), quoted(s.temp_0_5), quoted(s.temp_1_0))
-            for s in record.samples]
+UPDATES_HEADER = ('update', 'epoch', 'train ppl', 'val ppl', 'max grad norm')
+
+
+def updates_widths(config):
+    return [max(6, len(str(config.updates))), 5, 9, 9, 13]
+
+
+def format_update_row(row, config):
+    cells = (str(row.update), str(row.epoch), format_ppl(row.train_ppl), format_ppl(row.val_ppl),
+             format_norm(row.max_grad_norm))
+    return format_table(UPDATES_HEADER, [cells], 'rrrrr', updates_widths(config)).splitlines()[-1]
+
+
+def format_samples_table(samples, unit='epoch'):
+    """What the model writes after the prefix as it learns: a row per sampled epoch (or
+    update)."""
+    header = (unit, 'greedy') + tuple(f'temperature {t:g}' for t in TEMPERATURES)
+    rows = [(getattr(s, unit), quoted(s.greedy), quoted(s.temp_0_5), quoted(s.temp_1_0))
+            for s in samples]
     return format_table(header, rows, 'rlll')
 
 
@@ -891,6 +1029,7 @@ def format_config_table(config, text, data):
     n = num_params(init_params(config.cell, len(VOCAB), config.hidden, np.random.default_rng(0)))
     shown = ['unknown' if t == '<unk>' else repr(t) for t in VOCAB]  # no <tag> in markdown
     init = f'weights normal(0, {config.init_sigma:g}), biases zero'
+    length = plural(config.updates, 'update') if config.updates else plural(config.epochs, 'epoch')
     if config.cell == 'lstm':
         init += (f', forget-gate bias b_f = {config.forget_bias:g}' if config.forget_bias
                  else ' (forget-gate bias b_f too)')
@@ -900,12 +1039,13 @@ def format_config_table(config, text, data):
         ('vocabulary', f"{len(VOCAB)} tokens: {', '.join(shown[:3])} .. {shown[-1]}"),
         ('examples', f'{len(data.X_train):,} training and {len(data.X_val):,} validation '
                      f'windows of {config.num_steps} + 1 characters'),
-        ('batch', f'{config.batch_size:,} windows, reshuffled every epoch'),
+        ('batch', f"{config.batch_size:,} window{'s' * (config.batch_size != 1)}, "
+                  f'reshuffled every epoch'),
         ('model', f'{MODEL_NAMES[config.cell]}, hidden size {config.hidden}, {n:,} parameters'),
         ('initialisation', init),
         ('optimiser', f'SGD, learning rate {config.lr:g}, gradient clipped to norm '
                       f'{config.clip:g}'),
-        ('training', f"{plural(config.epochs, 'epoch')}, seed {config.seed}, float32"),
+        ('training', f'{length}, seed {config.seed}, {config.dtype}'),
     ]
     return format_table(('item', 'value'), rows, 'll')
 
@@ -1000,15 +1140,18 @@ def format_saturation_table(record):
 
 # ---------------------------------------------------------------- the reports
 
+SETTINGS = ('epochs', 'seed', 'hidden', 'batch_size', 'clip', 'num_train', 'num_val', 'updates')
+
+
 def base_config(args, config=None):
     """d2l's configuration (or config: tests pass small ones) with the command line's
-    --epochs and --seed."""
+    settings (--epochs, --seed, --hidden, ...; --float64)."""
     config = config or Config()
-    if args.epochs is not None:
-        config = replace(config, epochs=args.epochs)
-    if args.seed is not None:
-        config = replace(config, seed=args.seed)
-    return config
+    if args.updates is not None and args.epochs is not None:
+        raise Refused('--updates and --epochs both say how long to train: give one')
+    config = replace(config, **{name: getattr(args, name) for name in SETTINGS
+                                if getattr(args, name) is not None})
+    return replace(config, dtype='float64') if args.float64 else config
 
 
 def corpus_for(args):
@@ -1039,13 +1182,42 @@ def report_train(args, out, config=None):
     data = make_dataset(text, config)             # (refused here if the text is too short)
     out.text(f'{MODEL_NAMES[cell]} language model, numpy, from scratch')
     out.table('config', format_config_table(config, text, data))
+    if config.updates:
+        return print_updates(out, config, text)
     out.table('history', format_table(HISTORY_HEADER, [], 'rrrrr', history_widths(config)))
     m = train_model(text, config, lambda row: out.row('history', format_history_row(row, config)))
     out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
              f'characters) as it learns, greedy and drawn at two temperatures')
-    out.table('samples', format_samples_table(m.record))
+    out.table('samples', format_samples_table(m.record.samples))
     out.text(format_timing(m.record))
     return m.record
+
+
+def print_updates(out, config, text):
+    """Train for config.updates updates, as the page does: a row every UPDATES_EVERY."""
+    out.table('updates', format_table(UPDATES_HEADER, [], 'rrrrr', updates_widths(config)))
+    _, run = train_updates(text, config,
+                           lambda row: out.row('updates', format_update_row(row, config)))
+    out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
+             f'characters) every {UPDATES_EVERY} updates and after the last, greedy and '
+             f'drawn at two temperatures')
+    out.table('samples', format_samples_table(run.rows, 'update'))
+    out.text(f'time: {run.seconds:.1f} s for {plural(config.updates, "update")}, validation '
+             f'and samples included')
+    return run
+
+
+def report_init(args, out, config=None):
+    """The initial parameters of a run and the generator's state after them."""
+    config = base_config(args, config)
+    record = compute_init(config)
+    n = sum(math.prod(shape) for shape in record.shapes.values())
+    out.text(f'the initial parameters of the {MODEL_NAMES[config.cell]} of hidden size '
+             f'{config.hidden}, seed {config.seed}: {n:,} float64 numbers, '
+             f'{len(record.float64):,} characters of base64')
+    out.text(f"numpy's PCG64 after drawing them: state {record.state}, increment "
+             f'{record.inc}, buffered half {record.uinteger if record.has_uint32 else "none"}')
+    return record
 
 
 def report_gradcheck(args, out):
@@ -1214,6 +1386,8 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
                    report_saturation),
     'export': ("the trained GRU's weights by name, and how far back each prediction reaches",
                report_export),
+    'init': ("the initial parameters of a run in float64 and numpy's generator after them, "
+             "for a page to start from", report_init),
 }
 DEFAULT = ('train',)  # what runs with no flag
 
@@ -1222,9 +1396,12 @@ OPTIONS = {  # option -> the reports it changes; with none of them, it is refuse
     'cell': ('train', 'gradcheck'),
     'epochs': TRAINING_REPORTS,
     'lr': ('train',),
-    'seed': TRAINING_REPORTS + ('gradcheck',),
+    'seed': TRAINING_REPORTS + ('gradcheck', 'init'),
     'forget_bias': ('train',),
     'corpus': TRAINING_REPORTS,
+    'hidden': ('train', 'init'),
+    **{option: ('train',) for option in ('batch_size', 'clip', 'num_train', 'num_val',
+                                          'updates', 'float64')},
 }
 
 
@@ -1263,6 +1440,21 @@ def add_options(ap):
     ap.add_argument('--corpus', type=Path, metavar='PATH',
                     help=f'the text to train on, at most {MAX_FILE_BYTES:,} bytes of UTF-8 '
                          f'(default: timemachine.txt next to gru.py)')
+    ap.add_argument('--updates', type=number(int, 1, 10 ** 7), metavar='N',
+                    help='train for N SGD updates instead of --epochs, with a row every '
+                         f'{UPDATES_EVERY} (as the page trains)')
+    ap.add_argument('--float64', action='store_true',
+                    help='train in float64 (default float32), as the page does')
+    ap.add_argument('--hidden', type=number(int, 1, 1024), metavar='H',
+                    help=f'hidden units, 1 to 1024 (default {Config.hidden})')
+    ap.add_argument('--batch-size', type=number(int, 1, 10 ** 5), metavar='B',
+                    help=f'windows per SGD update (default {Config.batch_size})')
+    ap.add_argument('--clip', type=number(float, 1e-6, 1e6), metavar='C',
+                    help=f'clip the gradient to this norm (default {Config.clip:g})')
+    ap.add_argument('--num-train', type=number(int, 1, 10 ** 7), metavar='N',
+                    help=f'training windows: the first N (default {Config.num_train:,})')
+    ap.add_argument('--num-val', type=number(int, 1, 10 ** 7), metavar='N',
+                    help=f'validation windows: the next N (default {Config.num_val:,})')
 
 
 

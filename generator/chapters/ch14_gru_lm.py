@@ -2,9 +2,10 @@
 from docs/code/gru.py and the models it trains (one worker process trains each once)."""
 
 import html
+import json
 
 from generator import diagrams
-from generator.chapter import Chapter, GeneratorError, Served
+from generator.chapter import CODE, Chapter, GeneratorError, Served
 
 # The trained GRU as a file, and the lines that load it back into gru.py's functions
 # (the widget's "same in Python" lines run after them).
@@ -280,3 +281,56 @@ def torch_model(ctx):
     """The model and the training loop of gru_torch.py, as they are in the served file."""
     source = ctx.quote("gru_torch.py", "RNNLM", "clip_gradients", "compute_training")
     return f"```python\n{source}\n```"
+
+
+TRAINER_HIDDEN = [16, 32, 64]                      # the trainer's hidden sizes, one --init each
+TRAINER_BOOK_CHARS = 4000                          # the book's first characters, as it starts
+TRAINER_SMALL = ("--updates", "50", "--float64", "--hidden", "16", "--batch-size", "1",
+                 "--num-train", "100", "--num-val", "10")  # the page's run, small: its settings
+
+
+@CHAPTER.widget
+def trainer_widget(ctx):
+    """The GRU trained in the page (docs/assets/widgets/trainer.js, gru-train.js in a
+    worker): from the initial parameters of `gru.py --init --hidden H`, one file per
+    size, loaded when the reader presses Start; the settings of `gru.py --updates`."""
+    small = ctx.record(*TRAINER_SMALL).plain()
+    config, init = small["config"], {}
+    records = {h: ctx.record("--init", "--hidden", str(h)).plain() for h in TRAINER_HIDDEN}
+    for h, record in records.items():
+        relpath = f"widgets/ch14-gru-lm/gru-init-{h}.json"
+        ctx.add_file(relpath, json.dumps({k: record[k] for k in (
+            "cell", "hidden", "seed", "float64", "state", "inc", "has_uint32", "uinteger")},
+            sort_keys=True).encode("utf-8"))
+        init[str(h)] = ctx.url(relpath)
+    lrs, clips = [0.25, 0.5, 1, 2, 4, 8], [0.1, 0.25, 0.5, 1, 2, 5]
+    temperatures = [round(0.05 * k, 2) for k in range(2, 41)]
+    return ctx.widget("trainer", {
+        "title": "Train the GRU here: on the book, or on your own text",
+        "caption": (
+            "gru.py's training, run by this page in float64 in a background thread: the same "
+            "windows, initial weights (from <code>python3 gru.py --init</code>), order of "
+            "batches (numpy's generator), forward and backward pass, clipping and SGD as "
+            "<code>python3 gru.py --updates</code>, so the command under the chart prints "
+            "the rows and samples this page shows. The arithmetic differs only in the order "
+            "of some sums (numpy's are BLAS's), a difference in the last digits that a "
+            "browser test bounds after 200 updates (parameters equal to numpy's within "
+            "10<sup>&minus;9</sup>); it grows as training goes on, and at a high learning "
+            "rate with small batches, where SGD amplifies small differences, a run of many "
+            "hundreds of updates here and in numpy part ways in the printed digits. The "
+            "last sample column is drawn at your temperature with the generator of the "
+            "column of the same temperature."),
+        "book": (CODE / "timemachine.txt").read_text("utf-8")[:TRAINER_BOOK_CHARS],
+        "init": init,
+        "vocab": records[TRAINER_HIDDEN[0]]["vocab"],
+        "T": config["num_steps"], "prefix": config["prefix"], "num_preds": config["num_preds"],
+        "temperatures": small["temperatures"], "every": small["every"], "seed": config["seed"],
+        "hidden": {"values": TRAINER_HIDDEN, "index": TRAINER_HIDDEN.index(32)},
+        "batch": {"values": [1, 8, 32], "index": 0},
+        "updates": {"values": [200, 1000, 5000, 20000], "index": 1},
+        "lr": {"values": lrs, "index": lrs.index(config["lr"])},
+        "clip": {"values": clips, "index": clips.index(config["clip"])},
+        "temperature": {"values": temperatures, "index": temperatures.index(0.5)},
+        "max_chars": 200_000, "min_windows": 20, "val_share": 10, "val_max": 100,
+        "train_max": 10_000,
+    })

@@ -335,3 +335,41 @@ def adding_short(ctx):
     full = ctx.record("--adding")
     return (f"At T = {short.length}, {_solved_phrase(short)}; at T = {full.length}, "
             f"{_solved_phrase(full)}.")
+
+
+CLIP_THRESHOLDS = ("0.25", "1", "4")  # the clipping widget's grid: `--clip --threshold X`
+CLIP_EVERY = 2                        # it draws every second step of each seed's norms
+
+
+@CHAPTER.widget
+def clip_widget(ctx):
+    """Clipping moved by hand (docs/assets/widgets/clip.js): for each threshold of the
+    grid, the four (rho, clipping) rows of `training.py --clip --threshold X` as the
+    script prints them, with each seed's raw gradient norm (every CLIP_EVERY-th step,
+    three significant digits: a drawing) and test accuracy and loss."""
+    runs = []
+    for x in CLIP_THRESHOLDS:
+        run, record = ctx.run("--clip", "--threshold", x), ctx.record("--clip", "--threshold", x)
+        printed = [[c.strip() for c in line.strip("|").split("|")]
+                   for line in run.tables["clip"].splitlines()[2:]]
+        runs.append({"threshold": record.threshold, "command": run.command, "rows": [{
+            "radius": r["radius"], "clipped": r["clipped"], "printed": cells,
+            "accuracy": r["accuracy"], "loss": r["loss"],
+            "norms": [[float(f"{v:.3g}") for v in step] for step in r["norms"][::CLIP_EVERY]],
+        } for r, cells in zip(record.plain()["rows"], printed)]})
+    header = [c.strip() for c in ctx.run("--clip").tables["clip"].splitlines()[0].strip("|")
+              .split("|")]
+    default = CLIP_THRESHOLDS.index("1")
+    return ctx.widget("clip", {
+        "title": "Clipping by hand: choose the threshold, the radius and whether to clip",
+        "caption": (
+            "Each threshold is its own run of <code>python3 training.py --clip --threshold "
+            "X</code>: the four models of the table, trained side by side for "
+            f"{ctx.record('--clip').steps} steps. The lines are "
+            f"each seed's raw gradient norm before clipping, every {CLIP_EVERY}nd step; dotted, "
+            "the threshold. The row and the seeds' numbers are the script's."),
+        "header": header,
+        "runs": runs,
+        "threshold": default,
+        "every": CLIP_EVERY,
+    })

@@ -280,3 +280,31 @@ def command_away(ctx):
          f"took {recall.seconds:.0f} s)."),
     ]
     return "\n".join(f"- `{command}`: {words}" for command, words in items)
+
+
+ATTENTION_EXTRA = ("abcab",)  # the widget's strings besides --attention's: --string S runs
+
+
+@CHAPTER.widget
+def attention_widget(ctx):
+    """The weights of the model with attention, read one output step at a time
+    (docs/assets/widgets/attention.js): the strings of `deeper.py --attention` and of
+    `--attention --string S`, from their records."""
+    strings = []
+    for extra in ((),) + tuple(("--string", s) for s in ATTENTION_EXTRA):
+        run = ctx.run("--attention", *extra)
+        shown = ctx.record("--attention", *extra).plain()["strings"]
+        for source, output, weights in (shown if not extra else shown[-1:]):
+            strings.append({"source": source, "output": output, "weights": weights,
+                            "command": run.command})
+    return ctx.widget("attention", {
+        "title": "Attention, read: point at a symbol the model wrote",
+        "caption": (
+            "Seed 0's encoder-decoder with attention reversing test strings. For the output "
+            "step under the pointer (or the cursor the arrow keys move), the symbols it read "
+            "are shaded by the weight <i>a</i><sub><i>ji</i></sub> it put on the encoder's "
+            "state after each, in ten levels of a tenth. The weights are the record of the "
+            "command under the table, which prints the same table for the strings it shows."),
+        "strings": strings,
+        "index": 0,
+    })

@@ -27,7 +27,7 @@ RW.define("cellstep", function (figure, d, kit) {
   }
   function add(a, b) { return a.map(function (x, k) { return x + b[k]; }); }
   function mul(a, b) { return a.map(function (x, k) { return x * b[k]; }); }
-  function sigmoid(a) { return a.map(function (x) { return 1 / (1 + Math.exp(-x)); }); }
+  function sigmoid(a) { return a.map(kit.core.sigmoid); }
   function tanh(a) { return a.map(Math.tanh); }
 
   function step(h_prev, C_prev, x_t, b) {
@@ -191,13 +191,9 @@ RW.define("cellstep", function (figure, d, kit) {
     changed();
   });
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("p", { html: d.intro }));
-  figure.appendChild(el("div", { "class": "rw-fields" }, sets));
-  figure.appendChild(message);
-  figure.appendChild(readout);
-  figure.appendChild(el("div", { "class": "rw-actions" }, [reset, el("span", {}, [shown, " " + d.prints])]));
-  figure.appendChild(el("figcaption", { html: d.note }));
+  kit.frame(figure, d.title, [
+    el("p", { html: d.intro }), el("div", { "class": "rw-fields" }, sets), message, readout,
+    el("div", { "class": "rw-actions" }, [reset, el("span", {}, [shown, " " + d.prints])])], d.note);
   shown.textContent = "$ " + d.command;
   summary(step(values("h_prev"), values("C_prev"), values("x_t"), values("b_f")[0]));
   figure.setAttribute("data-bound", [cells.length, chips.length, descs.reduce(function (n, x) {

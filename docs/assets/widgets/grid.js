@@ -59,12 +59,8 @@ RW.define("grid", function (figure, d, kit) {
     return s;
   });
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-controls" }, sliders.map(function (s) { return s.root; })));
-  figure.appendChild(readout);
-  figure.appendChild(chart.root);
-  figure.appendChild(kit.legend(d.legend));
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [kit.controls(sliders.map(function (s) { return s.root; })), readout,
+                              chart.root, kit.legend(d.legend)], d.caption);
   update();
   announce = kit.live(figure);
 });

@@ -19,6 +19,11 @@
                                 visible cursor moved by arrow keys, pointer and tap
      kit.json(url)              a served file's JSON, fetched once per page (widgets
                                 that share one file, chapter 14's two, share one fetch)
+     kit.frame(figure, title, parts, caption)   what every widget is: its title, its
+                                own parts in order (controls, readout, chart, ...), its
+                                caption; kit.controls(kids) is the row of its controls
+     kit.core                   core.js: sigmoid, preprocess, charName, quoted (shared
+                                with the trainer's worker)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
 
    Colours come from widgets.css (the plots' palette, by Material's colour scheme);
@@ -275,6 +280,14 @@
     return fetched[url];
   }
 
+  // -- the frame ------------------------------------------------------------------
+  function frame(figure, title, parts, caption) {
+    figure.appendChild(el("p", { "class": "rw-title", text: title }));
+    parts.forEach(function (part) { figure.appendChild(part); });
+    figure.appendChild(el("figcaption", { html: caption }));
+  }
+  function controls(kids) { return el("div", { "class": "rw-controls" }, kids); }
+
   function reducedMotion() {
     return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   }
@@ -310,6 +323,25 @@
     var box = svg("svg", { role: "img", "class": "rw-svg", focusable: "false" });
     root.appendChild(box);
     var spec = null, width = 0, drawnWidth = 0;  // width: the column's, as last observed
+    var scale = null, paths = [], drawnKey = null;  // the last render's: to move its lines only
+
+    function pathOf(line) {  // a line's path in the last render's scales
+      var d = "", x0 = line.x0 === undefined ? o.x.min : line.x0, dx = line.dx || 1, pen = "M";
+      line.y.forEach(function (v, k) {
+        if (!(scale.log ? v > 0 : isFinite(v)) || !isFinite(v)) { pen = "M"; return; }
+        var py = Math.max(-1e4, Math.min(1e4, scale.sy(v)));
+        d += pen + scale.n(scale.sx(x0 + k * dx)) + " " + scale.n(py);
+        pen = "L";
+      });
+      return d;
+    }
+
+    function frameKey(s) {  // what a render draws besides the lines' points
+      var yr = s.y || o.y;
+      return JSON.stringify([drawnWidth, o.x, yr.min, yr.max, !!s.mark, (s.lines || []).map(function (l) {
+        return l.cls || "rw-main";
+      })]);
+    }
 
     function render() {
       if (!spec) return;
@@ -323,6 +355,7 @@
       var sy = function (y) { var v = log ? Math.log10(y) : y; return T + (yhi - v) / (yhi - ylo) * (H - T - B); };
       var n = function (v) { return Math.round(v * 10) / 10; };
       drawnWidth = W;
+      scale = { sx: sx, sy: sy, n: n, log: log };
       box.setAttribute("viewBox", "0 0 " + W + " " + H);
       box.setAttribute("width", W);
       box.setAttribute("height", H);
@@ -354,16 +387,10 @@
                                        "text-anchor": "middle" }), o.x.label),
                 scripted(svg("text", { "class": "rw-axis-label", x: 4, y: 14 }), o.y.label));
       var plot = svg("g", { "clip-path": "url(#" + clip + ")" });
-      (spec.lines || []).forEach(function (line) {
-        var d = "", x0 = line.x0 === undefined ? o.x.min : line.x0, dx = line.dx || 1, pen = "M";
-        line.y.forEach(function (v, k) {
-          if (!(log ? v > 0 : isFinite(v)) || !isFinite(v)) { pen = "M"; return; }
-          var py = Math.max(-1e4, Math.min(1e4, sy(v)));
-          d += pen + n(sx(x0 + k * dx)) + " " + n(py);
-          pen = "L";
-        });
-        plot.appendChild(svg("path", { "class": "rw-line " + (line.cls || "rw-main"), d: d }));
+      paths = (spec.lines || []).map(function (line) {
+        return plot.appendChild(svg("path", { "class": "rw-line " + (line.cls || "rw-main"), d: pathOf(line) }));
       });
+      drawnKey = frameKey(spec);
       kids.push(plot);
       if (spec.mark) {
         var mx = sx(spec.mark.x), v = spec.mark.y;
@@ -391,7 +418,15 @@
         if (Math.max(260, Math.round(width)) !== drawnWidth) render();
       }).observe(root);
     }
-    return { root: root, draw: function (s) { spec = s; render(); } };
+    // draw(s): a new frame, or, where only the lines' points changed (a run that grows),
+    // those lines moved in place: the page restyles two paths, not a whole chart.
+    return { root: root, draw: function (s) {
+      var same = spec && !s.mark && frameKey(s) === drawnKey;
+      spec = s;
+      if (!same) return render();
+      s.lines.forEach(function (line, k) { paths[k].setAttribute("d", pathOf(line)); });
+      box.setAttribute("aria-label", s.label || "");
+    } };
   }
 
   // items: [{cls, text}]: a swatch of the line's style, and what it is.
@@ -405,7 +440,8 @@
   var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
               spoken: spoken, slider: slider, choice: choice, numberField: numberField, readNumber: readNumber,
               chart: chart, legend: legend, live: live, reducedMotion: reducedMotion,
-              characters: characters, json: json };
+              characters: characters, json: json, frame: frame, controls: controls,
+              core: window.RWCore };
 
   window.RW = {
     kit: kit,

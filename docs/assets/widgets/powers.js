@@ -16,8 +16,7 @@
 RW.define("powers", function (figure, d, kit) {
   "use strict";
   var el = kit.el, fmt = kit.fmt;
-  var sigmoid = function (b) { return 1 / (1 + Math.exp(-b)); };
-  var factorOf = function (p) { return d.sigmoid ? sigmoid(p) : p; };
+  var factorOf = function (p) { return d.sigmoid ? kit.core.sigmoid(p) : p; };
   var paramText = function (p) { return fmt.fixed(p, d.param.digits); };
   var readout = el("p", { "class": "rw-readout" });
   var chart = kit.chart({ x: d.x, y: d.y });
@@ -65,16 +64,11 @@ RW.define("powers", function (figure, d, kit) {
   param.input.setAttribute("data-control", "param");
   distance.input.setAttribute("data-control", "distance");
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-controls" }, [param.root, distance.root]));
-  figure.appendChild(readout);
-  figure.appendChild(chart.root);
-  figure.appendChild(kit.legend([
+  kit.frame(figure, d.title, [kit.controls([param.root, distance.root]), readout, chart.root, kit.legend([
     { cls: "rw-main", text: d.legend },
     { cls: "rw-mark", text: "the value at k" },
     { cls: "rw-ref", text: d.reference.label }
-  ]));
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  ])], d.caption);
   update();
   announce = kit.live(figure);
 });

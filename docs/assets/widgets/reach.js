@@ -45,8 +45,7 @@ RW.define("reach", function (figure, d, kit) {
 
   function input() { return el("span", {}, ["X", el("sub", { text: "t\u2212k" })]); }  // the page's X_t
 
-  function charName(c) { return c === " " ? "space" : c; }
-  function quoted(c) { return "\u2018" + c + "\u2019"; }
+  var charName = kit.core.charName, quoted = kit.core.quoted;
 
   var chars = kit.characters({
     label: "the passage: the arrow keys choose the character whose prediction is shown",
@@ -149,12 +148,7 @@ RW.define("reach", function (figure, d, kit) {
       { cls: "rw-mark", text: "its largest" }]),
     values
   ]);
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "inside" }, [chars.root]));
-  figure.appendChild(el("div", { "class": "rw-controls" }, [choice.root]));
-  figure.appendChild(status);
-  figure.appendChild(readout);
-  figure.appendChild(shown);
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [el("div", { "class": "inside" }, [chars.root]), kit.controls([choice.root]),
+                              status, readout, shown], d.caption);
   figure.setAttribute("data-model", "waiting");
 });

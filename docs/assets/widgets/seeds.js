@@ -82,17 +82,12 @@ RW.define("seeds", function (figure, d, kit) {
   var head = el("tr", {}, ["seed", "test accuracy", "test loss", "g_1 at init", "g_1 trained"].map(
     function (text) { return el("th", { scope: "col", text: text }); }));
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-controls" }, [model.root, lag.root]));
-  figure.appendChild(readout);
-  figure.appendChild(chart.root);
-  figure.appendChild(kit.legend([0, 1, 2, 3].slice(0, d.runs[0][0].length).map(function (s) {
-    return { cls: "rw-main rw-s" + s, text: "seed " + s };
-  }).concat([{ cls: "rw-ref", text: d.reference }, { cls: "rw-chance", text: "chance" }])));
-  figure.appendChild(el("p", { "class": "rw-label" }, ["Every seed, as ", command, " prints it:"]));
-  figure.appendChild(el("div", { "class": "rw-scroll" }, [el("table", {},
-                                                              [el("thead", {}, [head]), body])]));
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [kit.controls([model.root, lag.root]), readout, chart.root,
+    kit.legend([0, 1, 2, 3].slice(0, d.runs[0][0].length).map(function (s) {
+      return { cls: "rw-main rw-s" + s, text: "seed " + s };
+    }).concat([{ cls: "rw-ref", text: d.reference }, { cls: "rw-chance", text: "chance" }])),
+    el("p", { "class": "rw-label" }, ["Every seed, as ", command, " prints it:"]),
+    el("div", { "class": "rw-scroll" }, [el("table", {}, [el("thead", {}, [head]), body])])], d.caption);
   update();
   announce = kit.live(figure);
 });

@@ -3,7 +3,7 @@
    five likeliest next characters. The page runs gru.py's own predict() (the same GRU
    step, in float64, on the weights of code/gru-trained.json) and draws from the same
    random numbers: numpy's default_rng(seed), PCG64 seeded by SeedSequence, written out
-   below, so that a seed here is a seed there. A browser test holds the page's text and
+   in numpy-random.js, so that a seed here is a seed there. A browser test holds the page's text and
    probabilities equal to the script's for the same prompt, temperature and seed.
 
    Every character of the prompt and of both continuations has its own numbers: the
@@ -27,50 +27,11 @@
      top                     how many likeliest next characters it lists */
 RW.define("textgen", function (figure, d, kit) {
   "use strict";
-  var el = kit.el, fmt = kit.fmt;
-
-  // -- numpy's default_rng(seed).random(), for a seed from 0 to 2**32 - 1 ------------
-  // SeedSequence (numpy/random/bit_generator.pyx) hashes the seed into 8 words; PCG64
-  // (pcg64.h) takes a 128-bit state and increment from them; random() is the top 53 bits
-  // of the next 64-bit output over 2**53.
-  function mul32(a, b) { return Math.imul(a, b) >>> 0; }
-  function seedWords(seed, n) {
-    var h = 0x43b0d7e5, pool = [], i, j, out = [], g = 0x8b51f9dd, v;
-    function hashmix(x) {
-      x = (x ^ h) >>> 0; h = mul32(h, 0x931e8875); x = mul32(x, h); return (x ^ (x >>> 16)) >>> 0;
-    }
-    function mix(x, y) {
-      var r = (mul32(0xca01f9dd, x) - mul32(0x4973f715, y)) >>> 0; return (r ^ (r >>> 16)) >>> 0;
-    }
-    for (i = 0; i < 4; i++) pool.push(hashmix(i === 0 ? seed >>> 0 : 0));
-    for (i = 0; i < 4; i++) for (j = 0; j < 4; j++) if (i !== j) pool[j] = mix(pool[j], hashmix(pool[i]));
-    for (i = 0; i < n; i++) {
-      v = (pool[i % 4] ^ g) >>> 0; g = mul32(g, 0x58f38ded); v = mul32(v, g); out.push((v ^ (v >>> 16)) >>> 0);
-    }
-    return out;
-  }
-  var M128 = (BigInt(1) << BigInt(128)) - BigInt(1), M64 = (BigInt(1) << BigInt(64)) - BigInt(1);
-  var MULT = BigInt("0x2360ED051FC65DA44385DF649FCCF645");
-  var B = function (n) { return BigInt(n); };
-  function defaultRng(seed) {
-    var w = seedWords(seed, 8).map(B);
-    var v = [0, 1, 2, 3].map(function (k) { return w[2 * k] | (w[2 * k + 1] << B(32)); });
-    var inc = ((((v[2] << B(64)) | v[3]) << B(1)) | B(1)) & M128, state = B(0);
-    function step() { state = (state * MULT + inc) & M128; }
-    step();
-    state = (state + ((v[0] << B(64)) | v[1])) & M128;
-    step();
-    return function random() {
-      step();
-      var x = ((state >> B(64)) ^ state) & M64, r = state >> B(122);
-      x = ((x >> r) | (x << ((B(64) - r) & B(63)))) & M64;
-      return Number(x >> B(11)) / 9007199254740992;
-    };
-  }
+  var el = kit.el, fmt = kit.fmt, core = kit.core;
+  var sigmoid = core.sigmoid, preprocess = core.preprocess, charName = core.charName, quoted = core.quoted;
 
   // -- gru.py's model: preprocess, gru_step, predict -------------------------------------
   var model = null, vocab = null, unk = 1;
-  function preprocess(text) { return text.replace(/[^A-Za-z]+/g, " ").toLowerCase(); }
 
   function setModel(m) {
     var w = m.weights;
@@ -83,7 +44,6 @@ RW.define("textgen", function (figure, d, kit) {
               h: w.b_z.length, V: vocab.length };
   }
 
-  function sigmoid(a) { return 0.5 * (1 + Math.tanh(0.5 * a)); }  // gru.py's form
   function times(H, W, j) { var s = 0; for (var i = 0; i < H.length; i++) s += H[i] * W[i][j]; return s; }
 
   function step(H, x) {  // gru_step: Z, R, the candidate, the new state; and mean(Z)
@@ -133,7 +93,7 @@ RW.define("textgen", function (figure, d, kit) {
   // distribution, which predict() never needs). steps[t]: character t's record.
   function predict(start, n, temperature, seed) {
     var got = start.ids.slice(), H = start.H, steps = start.steps.slice(), k, v;
-    var random = temperature === null ? null : defaultRng(seed);
+    var random = temperature === null ? null : window.RWRandom.seeded([seed]).random;
     for (k = 0; k < n; k++) {
       var L = steps[steps.length - 1].logits, top = Math.max.apply(null, L);
       if (temperature === null) got.push(L.indexOf(top));  // argmax: the first largest
@@ -210,8 +170,6 @@ RW.define("textgen", function (figure, d, kit) {
   var status = el("p", { "class": "rw-status", text: "The model's weights load when you first use a control." });
   var announce;
 
-  function charName(c) { return c === " " ? "space" : c === "<unk>" ? "unknown" : c; }
-  function quoted(c) { return "\u2018" + (c === "<unk>" ? "<unk>" : c) + "\u2019"; }
 
   // The ten levels of the static passage of section 14.6 (ch14_gru_lm.py's `inside`):
   // the tenth of the mean update gate, rounded to 4 decimals as --inside prints it.
@@ -353,17 +311,10 @@ RW.define("textgen", function (figure, d, kit) {
     use();
   });
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-prompt" }, [
-    el("label", { "for": promptId, text: "prompt" }), prompt]));
-  figure.appendChild(message);
-  figure.appendChild(note);
-  figure.appendChild(el("div", { "class": "rw-controls" }, [temperature.root, length.root]));
-  figure.appendChild(el("div", { "class": "rw-actions" }, [seed.root, again, run]));
-  figure.appendChild(seedMessage);
-  figure.appendChild(status);
-  figure.appendChild(results);
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [
+    el("div", { "class": "rw-prompt" }, [el("label", { "for": promptId, text: "prompt" }), prompt]),
+    message, note, kit.controls([temperature.root, length.root]),
+    el("div", { "class": "rw-actions" }, [seed.root, again, run]), seedMessage, status, results], d.caption);
   figure.setAttribute("data-model", "waiting");
   announce = kit.live(figure);
 });
