@@ -72,6 +72,8 @@ def curves(ctx):
 
 @CHAPTER.figure
 def clipping(ctx):
+    from matplotlib.ticker import NullFormatter
+
     run = ctx.record("--cell", "rnn", "--lr", "4")
 
     def draw(axes, colors):
@@ -86,6 +88,8 @@ def clipping(ctx):
         bottom.axhline(run.config.clip, color=colors.muted, linestyle=":", linewidth=1.2)
         bottom.set(yscale="log", xlabel="epoch", ylabel="norm")
         bottom.legend(loc="upper right")
+        for ax in axes:  # a range under two decades gets labelled minor ticks that collide
+            ax.yaxis.set_minor_formatter(NullFormatter())
 
     return ctx.figure(draw, size=(7.2, 4.2), grid=dict(nrows=2, sharex=True),
                       alt="The plain RNN at learning rate 4: its validation perplexity jumps by "

@@ -1,0 +1,197 @@
+"""Paper, phones, the keyboard and search, as a reader meets them (issue 31's defects).
+
+Each check here failed on the site before its fix: a chapter printed after a reader had
+scrolled through it came out longer than one printed at once (content-visibility kept
+the placeholder height of blocks never laid out), widget controls printed, wide tables
+lost their right-hand columns at the margin, blocks that scroll sideways on a phone
+could not be reached by keyboard, the phone header's two-line title sat at the top, a
+chapter's title wrapped onto a blank line for its hidden anchor, "BPTT" found nothing
+and a code page ranked above the chapter it serves.
+"""
+
+import re
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from helpers import BASE, CHAPTERS, SITE, site_pages
+
+pytestmark = pytest.mark.browser
+
+PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
+             has_touch=True)
+A4 = {"width": 794, "height": 1123}  # CSS pixels: the paper a page prints on
+CHAPTER_PAGES = [ch.page[:-3] + "/" for ch in CHAPTERS]
+PAGES = site_pages(SITE) if SITE.is_dir() else ["<site not built>"]
+
+
+def open_page(browser, server, path, **context):
+    context = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **context})
+    page = context.new_page()
+    page.goto(server.url + path, wait_until="networkidle")
+    return context, page
+
+
+SCROLL_THROUGH_JS = """async () => {
+  for (let y = 0; y < document.body.scrollHeight; y += window.innerHeight / 2) {
+    window.scrollTo(0, y);
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  }
+  window.scrollTo(0, 0);
+}"""
+
+
+def pdf_pages(pdf):
+    return len(re.findall(rb"/Type\s*/Page\b", pdf))
+
+
+@pytest.mark.parametrize("page_path", ["ch14-gru-lm/"])
+def test_a_chapter_prints_the_same_pages_read_or_not(browser, server, page_path):
+    """Printed at once, and printed after a reader scrolled through it (every widget
+    started), a chapter gives the same number of A4 pages: no block prints at the height
+    the screen had guessed for it, nor a widget's controls."""
+    counts = []
+    for scrolled in (False, True):
+        context, page = open_page(browser, server, page_path, viewport=A4)
+        try:
+            if scrolled:
+                page.evaluate(SCROLL_THROUGH_JS)
+                page.wait_for_load_state("networkidle")
+                started = page.evaluate("[...document.querySelectorAll('.rw-widget')]"
+                                        ".map((h) => h.dataset.state)")
+                assert started and all(s == "ready" for s in started), started
+            page.emulate_media(media="print")
+            counts.append(pdf_pages(page.pdf(format="A4", print_background=True)))
+        finally:
+            context.close()
+    assert counts[0] == counts[1], (
+        f"/{page_path} prints {counts[0]} pages at once, {counts[1]} after a reader scrolled")
+
+
+PRINTED_JS = """() => {
+  const main = document.querySelector('.md-content__inner');
+  const right = main.getBoundingClientRect().right;
+  return {
+    skipping: [...main.children].filter((b) =>
+      getComputedStyle(b).contentVisibility !== 'visible').map((b) => b.tagName).slice(0, 5),
+    widgets: [...document.querySelectorAll('.rw-widget, .rw-widget *')]
+      .filter((el) => el.checkVisibility()).map((el) => el.className || el.tagName).slice(0, 5),
+    wide: [...main.querySelectorAll('table')].filter((t) =>
+      t.getBoundingClientRect().right > right + 1 || t.scrollWidth > t.clientWidth + 1)
+      .map((t) => t.innerText.slice(0, 50)),
+  };
+}"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_paper_lays_out_every_block_hides_the_widgets_and_fits_the_tables(browser, server,
+                                                                          page_path):
+    context, page = open_page(browser, server, page_path, viewport=A4)
+    try:
+        page.evaluate(SCROLL_THROUGH_JS)  # the widgets started, as a reader left them
+        page.wait_for_load_state("networkidle")
+        page.emulate_media(media="print")
+        page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+        seen = page.evaluate(PRINTED_JS)
+    finally:
+        context.close()
+    assert not seen["skipping"], f"/{page_path} prints blocks unlaid: {seen['skipping']}"
+    assert not seen["widgets"], f"/{page_path} prints widget parts: {seen['widgets']}"
+    assert not seen["wide"], f"/{page_path} prints tables past the margin: {seen['wide']}"
+
+
+# Every block in the page that scrolls sideways, and whether a keyboard can reach it: it
+# takes focus itself, or holds something that does (then arrow keys scroll it there).
+SCROLLERS_JS = """() => [...document.querySelectorAll('.md-content *')].filter((el) => {
+    const s = getComputedStyle(el);
+    return ['auto', 'scroll'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1
+      && el.checkVisibility();
+  }).map((el) => ({what: el.tagName + '.' + el.className, text: el.textContent.slice(0, 40),
+                   reached: el.tabIndex >= 0 || !!el.querySelector(
+                     'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])')}))"""
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_on_a_phone_every_sideways_scroller_takes_the_keyboard(browser, server, page_path):
+    """At 390 px code, formulas and tables that scroll sideways are tab stops, on a
+    touch phone too (Material makes code one only where a pointer can hover)."""
+    context, page = open_page(browser, server, page_path, **PHONE)
+    try:
+        page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+        page.evaluate(SCROLL_THROUGH_JS)
+        page.wait_for_timeout(200)  # the resize observer's turn
+        found = page.evaluate(SCROLLERS_JS)
+    finally:
+        context.close()
+    unreachable = [(f["what"], f["text"]) for f in found if not f["reached"]]
+    assert not unreachable, f"/{page_path}: {len(unreachable)} unreachable: {unreachable[:5]}"
+
+
+HEADER_JS = """() => {
+  const header = document.querySelector('.md-header').getBoundingClientRect();
+  const title = document.querySelector('.md-header__topic:first-child .md-ellipsis')
+    .getBoundingClientRect();
+  const h1 = document.querySelector('.md-content h1');
+  const range = document.createRange();
+  range.selectNodeContents(h1);
+  const lines = [...range.getClientRects()].filter((r) => r.width > 0);
+  const text = [...h1.childNodes].filter((n) => n.nodeType === 3);
+  const textRange = document.createRange();
+  textRange.setStartBefore(text[0]);
+  textRange.setEndAfter(text[text.length - 1]);
+  const textLines = [...textRange.getClientRects()].filter((r) => r.width > 0);
+  return {header: [header.top, header.bottom], title: [title.top, title.bottom],
+          h1Bottom: Math.max(...lines.map((r) => r.bottom)),
+          textBottom: Math.max(...textLines.map((r) => r.bottom))};
+}"""
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_on_a_phone_the_header_title_is_centred_and_the_title_has_no_blank_line(
+        browser, server, page_path):
+    context, page = open_page(browser, server, page_path, **PHONE)
+    try:
+        seen = page.evaluate(HEADER_JS)
+    finally:
+        context.close()
+    header_middle = sum(seen["header"]) / 2
+    title_middle = sum(seen["title"]) / 2
+    assert abs(title_middle - header_middle) <= 2, (
+        f"/{page_path}: the site's title is centred at {title_middle:.1f} px, "
+        f"the header at {header_middle:.1f}")
+    assert seen["h1Bottom"] - seen["textBottom"] < 4, (
+        f"/{page_path}: the chapter's title ends {seen['h1Bottom'] - seen['textBottom']:.0f} px "
+        "below its last word: a line of its own for the heading's anchor")
+
+
+def search(browser, server, words):
+    """The result links, in order, that the site's search gives for `words`."""
+    context, page = open_page(browser, server, "")
+    try:
+        page.keyboard.press("/")
+        page.keyboard.type(words)
+        try:
+            page.locator(".md-search-result__item").first.wait_for(timeout=5000)
+        except PlaywrightTimeout:
+            return []
+        page.wait_for_timeout(300)  # every result in
+        hrefs = page.locator(".md-search-result__item > .md-search-result__link").evaluate_all(
+            "links => links.map((a) => a.href)")
+    finally:
+        context.close()
+    return [urlparse(h).path[len(BASE) + 2:] for h in hrefs]
+
+
+def test_search_finds_bptt_in_the_chapters_that_do_it(browser, server):
+    pages = search(browser, server, "BPTT")
+    for chapter in ("ch12-rnn/", "ch14-gru-lm/", "ch16-training/"):
+        assert any(p.startswith(chapter) for p in pages), (chapter, pages)
+
+
+@pytest.mark.parametrize("words, chapter", [("forget gate", "ch13-gated/"),
+                                            ("GRU language model", "ch14-gru-lm/")])
+def test_search_ranks_the_chapter_above_its_code_page(browser, server, words, chapter):
+    pages = search(browser, server, words)
+    assert pages, f"no result for {words!r}"
+    assert pages[0].startswith(chapter), f"{words!r}: first result {pages[0]}, all: {pages}"
