@@ -27,6 +27,8 @@ SIZE = (7.2, 3.6)  # inches; every figure shares one width so pages line up
 DPI = 144  # 1037 pixels wide: sharp on a high-density screen at the page's width
 PHONE_WIDTH = 4.0  # inches: 576 pixels, shown about 360 wide on a phone, type stays legible
 PHONE_SCALE = 1.15  # and its type a little larger still
+LEAD_SIZE = (7.2, 2.7)  # a chapter's opening picture: low, so that it fits the first screen
+LINE_STYLES = ("-", "--", "-.", ":")  # a second cue beside colour, in series order
 
 
 def phone_size(size):

@@ -226,3 +226,37 @@ def test_on_a_phone_no_chart_cuts_a_tick_label(browser, server, page_path):
     assert ticks, f"/{page_path}: no chart with tick labels"
     cut = [t["text"] for t in ticks if not t["inside"]]
     assert not cut, f"/{page_path}: tick labels cut at the chart's edge: {cut}"
+
+
+# The first figure of the chapter (a plot or a diagram) and where it stands as the page opens.
+FIRST_FIGURE_JS = """() => {
+  const figure = document.querySelector('.md-content figure');
+  if (!figure) return null;
+  const img = figure.querySelector('img');
+  const box = (img || figure).getBoundingClientRect();  // the picture, not its caption
+  return {top: box.top, bottom: box.bottom, screen: window.innerHeight,
+          caption: (figure.querySelector('figcaption') || {}).textContent || '',
+          loaded: img ? img.complete && img.naturalWidth > 0 : true,
+          shown: img ? img.getBoundingClientRect().width : box.width};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_a_chapter_opens_with_a_picture_of_its_argument(browser, server, page_path, width):
+    """Every chapter (the registry's: a new one too) shows a figure that states its
+    argument in the first screen, whole, at 1280 and at 390 px, loaded without a scroll."""
+    context, page = open_page(browser, server, page_path,
+                              **(PHONE if width == 390 else {}))
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.md-content figure img')]"
+                               ".slice(0, 2).every((i) => i.complete)", timeout=10_000)
+        first = page.evaluate(FIRST_FIGURE_JS)
+    finally:
+        context.close()
+    assert first, f"/{page_path} has no figure"
+    assert first["bottom"] <= first["screen"], (
+        f"/{page_path} at {width} px: the first figure spans {first['top']:.0f} to "
+        f"{first['bottom']:.0f} px, the screen {first['screen']} px")
+    assert first["loaded"] and first["shown"] > 0.8 * min(width, 700), first
+    assert first["caption"].strip(), f"/{page_path}: the opening picture has no caption"

@@ -8,6 +8,21 @@ from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch17-deeper.md", "deeper.py", data=("timemachine.txt",))
 
+
+@CHAPTER.figure
+def lead(ctx):
+    rec = ctx.record("--reverse")
+    return ctx.lead([("encoder-decoder, without attention", rec.lengths, rec.mean_without),
+                     ("with attention", rec.lengths, rec.mean_with)],
+                    xlabel="length of the string", ylabel="reversed exactly", ylim=(-0.03, 1.05),
+                    alt="Share of strings reversed exactly against their length: without "
+                        "attention it falls as strings grow, with attention it stays higher",
+                    caption="The chapter in one picture: an encoder-decoder must squeeze the "
+                            "whole string into one state; attention lets each output step read "
+                            "the input again (<code>python3 deeper.py --reverse</code>; section "
+                            "17.3).")
+
+
 STYLES = ("-", "--", "-.")
 MARKS = ("o", "s", "^")
 
