@@ -126,8 +126,7 @@ class Context:
              refs=()):
         """The picture that opens a chapter (its marker right under the title, in the first
         screen at 1280 and at 390 px: tests/test_look.py): the chapter's argument as a few
-        lines drawn from the script's records, low and wide, keyed above the plot, loaded at
-        once. lines: (label, xs, ys) each; refs: (y, label) of each reference line, labelled
+        lines drawn from the script's records, low and wide, keyed above the plot. lines: (label, xs, ys) each; refs: (y, label) of each reference line, labelled
         on the line itself; caption: the argument, in a sentence."""
         def draw(ax, colors):
             from matplotlib.ticker import MaxNLocator
@@ -193,7 +192,7 @@ class Context:
                 f'size"><picture><source media="(max-width: 44.9375em)" srcset="{small}" '
                 f'width="{small_w}" height="{small_h}">'
                 f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
-                f'loading="{"eager" if lead else "lazy"}"></picture></a>')
+                f'loading="lazy"></picture></a>')  # lazy: the other scheme's stays unloaded
         if caption:  # its notation typeset like a table's (tables.typeset)
             lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")

@@ -25,7 +25,10 @@ SCHEMES = {"light": "default", "dark": "slate"}  # context color_scheme -> Mater
 OTHER = {"light": "dark", "dark": "light"}
 PAGES = (site_pages(SITE) + ["404.html"]) if SITE.is_dir() else ["<site not built>"]
 CHAPTER_PAGES = [ch.page[:-3] + "/" for ch in CHAPTERS]
-FIRST_LOAD_BUDGET = 450_000  # bytes, uncompressed, everything a chapter loads as it opens
+# bytes, uncompressed, everything a chapter loads as it opens: 450,000 until a chapter opened
+# with its picture (14-34 KB) and the site served its typeface (IBM Plex Sans, three files of
+# 23 KB); chapter 16 then loaded 544,274
+FIRST_LOAD_BUDGET = 560_000
 PHONE = {"width": 390, "height": 844}
 
 # TeX that would be on screen if a formula escaped the MathML hook.
