@@ -33,7 +33,14 @@ build: $(STAMP) ## Regenerate tables, plots and notebooks, then build the site i
 serve: $(STAMP) ## Serve the site at http://127.0.0.1:8000/: rebuilds on change, reloads the page
 	$(PY) -m generator serve --port $(PORT)
 
-test: build ## Build, then run every test (browser tests need /usr/bin/chromium)
+# axe-core for the accessibility tests, at the version package-lock.json pins; in
+# node_modules/, outside docs/: the site never serves it.
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: build $(AXE) ## Build, then run every test (browser tests need /usr/bin/chromium, axe-core needs npm)
 	$(PY) -m pytest
 
 check: $(STAMP) ## The quick loop while editing (under 2 min): the tests that need no copy of the project, no notebook and no browser, on the site as last built

@@ -24,6 +24,11 @@ import zlib
 from .chapter import CODE, GeneratorError
 from .tables import _longest_backtick_run, command, console_block
 
+# A code page repeats its chapter's words (the summary, every report's description), so
+# a search for a chapter's subject found the code page first ("forget gate": gated.py
+# above chapter 13). Material's search multiplies a page's score by its boost.
+CODE_PAGE_SEARCH_BOOST = 0.3
+
 INSTALL = '''\
 # numpy is the only dependency. Colab already has it, so there this cell installs
 # nothing; anywhere else it installs numpy if it is missing.
@@ -214,6 +219,8 @@ def page(chapter, title, summary, runs, colab, default_text, served=(), anchored
     out = [
         "---",
         f"description: The companion page of {name}, the script behind {title}.",
+        "search:",  # Material's search ranks it below the chapter it serves
+        f"  boost: {CODE_PAGE_SEARCH_BOOST}",
         "---",
         "",
         f"# {name}",

@@ -119,7 +119,41 @@ class Context:
     def where(self):
         return f"generator/chapters/{self.chapter.module}.py: {self.producer}"
 
-    def figure(self, draw, alt, caption=None, size=plotstyle.SIZE, grid=None):
+    def lead(self, lines, alt, caption, xlabel, ylabel, xlog=False, ylog=False, ylim=None,
+             refs=()):
+        """The picture that opens a chapter (its marker right under the title, in the first
+        screen at 1280 and at 390 px: tests/test_look.py): the chapter's argument as a few
+        lines drawn from the script's records, low and wide, keyed above the plot. lines: (label, xs, ys) each; refs: (y, label) of each reference line, labelled
+        on the line itself; caption: the argument, in a sentence."""
+        def draw(ax, colors):
+            from matplotlib.ticker import MaxNLocator
+
+            for n, (label, xs, ys) in enumerate(lines):
+                ax.plot(list(xs), list(ys), color=colors.series[n % len(colors.series)],
+                        linestyle=plotstyle.LINE_STYLES[n % len(plotstyle.LINE_STYLES)],
+                        marker="o" if len(xs) <= 12 else None, markersize=4, label=label)
+            ax.set(xlabel=xlabel, ylabel=ylabel, xscale="log" if xlog else "linear",
+                   yscale="log" if ylog else "linear")
+            if ylim:
+                ax.set_ylim(*ylim)
+            for y, label in refs:
+                ax.axhline(y, color=colors.muted, linestyle=":", linewidth=1.2)
+                ax.annotate(label, (0.01, y), xycoords=("axes fraction", "data"),
+                            xytext=(0, 3), textcoords="offset points", color=colors.fg,
+                            fontsize="small", bbox=dict(facecolor=colors.bg, edgecolor="none",
+                                                        pad=1.0, alpha=0.85))
+            if not xlog:
+                ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", integer=True))
+            if xlog:
+                ticks = sorted({x for _, xs, _ in lines for x in xs})
+                ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+                ax.minorticks_off()
+            ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=min(len(lines), 3),
+                      borderaxespad=0.2)
+
+        return self.figure(draw, alt=alt, caption=caption, size=plotstyle.LEAD_SIZE, lead=True)
+
+    def figure(self, draw, alt, caption=None, size=plotstyle.SIZE, grid=None, lead=False):
         """A plot in a light and a dark variant, each at two sizes: the page shows the
         variant of its theme, the phone size on a narrow screen (where the desktop size
         would shrink its type below legibility), and links it at full size.
@@ -142,7 +176,7 @@ class Context:
             raise GeneratorError(f"generator/chapters/{self.chapter.module}.py: figure "
                                  f"{self.producer}: labels collide in {exc}") from None
         width, height = (round(v * plotstyle.DPI) for v in size)
-        lines = ['<figure class="plot" markdown="0">']
+        lines = [f'<figure class="plot{" lead" if lead else ""}" markdown="0">']
         for theme in wide:
             big_file, small_file = (f"img/{stem}/{self.producer}-{theme}{variant}.png"
                                     for variant in ("", "-phone"))
@@ -155,7 +189,7 @@ class Context:
                 f'size"><picture><source media="(max-width: 44.9375em)" srcset="{small}" '
                 f'width="{small_w}" height="{small_h}">'
                 f'<img src="{big}#only-{theme}" alt="{alt}" width="{width}" height="{height}" '
-                f'loading="lazy"></picture></a>')
+                f'loading="lazy"></picture></a>')  # lazy: the other scheme's stays unloaded
         if caption:  # its notation typeset like a table's (tables.typeset)
             lines.append(f"<figcaption>{tables.typeset(caption, html=True)}</figcaption>")
         lines.append("</figure>")

@@ -8,18 +8,27 @@ that fails raises LayoutError, which the build reports naming the chapter
 module and the figure), and returns compressed PNG bytes. The backgrounds are
 Material's own (white, and slate's #1e2129), the series colours the Okabe-Ito
 palette, which stays distinct for colour-blind readers, lightened where needed
-for the dark theme. Fonts are matplotlib's bundled DejaVu Sans, sizes fixed,
-PNG metadata empty: two builds give the same bytes.
+for the dark theme. The type is the site's own, IBM Plex Sans, read from the very
+files the pages serve (docs/assets/fonts, decoded from WOFF2 once per process), with
+matplotlib's bundled DejaVu Sans for the characters outside its Latin subset (Greek,
+arrows); sizes fixed, PNG metadata empty: two builds give the same bytes.
 """
 
+import atexit
+import functools
 import io
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Tuple
 
 SIZE = (7.2, 3.6)  # inches; every figure shares one width so pages line up
 DPI = 144  # 1037 pixels wide: sharp on a high-density screen at the page's width
 PHONE_WIDTH = 4.0  # inches: 576 pixels, shown about 360 wide on a phone, type stays legible
 PHONE_SCALE = 1.15  # and its type a little larger still
+LEAD_SIZE = (7.2, 2.7)  # a chapter's opening picture: low, so that it fits the first screen
+LINE_STYLES = ("-", "--", "-.", ":")  # a second cue beside colour, in series order
 
 
 def phone_size(size):
@@ -44,9 +53,32 @@ THEMES = {
 }
 
 
+FONTS = Path(__file__).resolve().parent.parent / "docs" / "assets" / "fonts"
+TEXT_FONT = "IBM Plex Sans"  # site.css's @font-face: the pages, diagrams and widgets
+TEXT_FONT_FILES = ("ibm-plex-sans-latin-400-normal.woff2", "ibm-plex-sans-latin-400-italic.woff2",
+                   "ibm-plex-sans-latin-700-normal.woff2")
+
+
+@functools.lru_cache(maxsize=None)
+def register_text_font():
+    """Make the site's text face known to matplotlib (once per process): its served WOFF2
+    files decoded to TrueType in a folder of this process's own, removed at exit."""
+    from matplotlib import font_manager
+
+    from .mathfont import decode_font
+
+    folder = Path(tempfile.mkdtemp(prefix="rnn-explainer-fonts-"))
+    atexit.register(shutil.rmtree, folder, True)
+    for name in TEXT_FONT_FILES:
+        path = folder / (Path(name).stem + ".ttf")
+        path.write_bytes(decode_font((FONTS / name).read_bytes()))
+        font_manager.fontManager.addfont(str(path))
+    return TEXT_FONT
+
+
 def _rc(colors, scale=1.0):
     return {
-        "font.family": "DejaVu Sans",
+        "font.family": [register_text_font(), "DejaVu Sans"],
         "font.size": 10 * scale,
         "axes.titlesize": 11 * scale,
         "axes.labelsize": 10 * scale,

@@ -170,6 +170,8 @@ description: >-
 
 # {number}. {title}
 
+<!-- gen figure growth -->
+
 [Download {script}](code/{script}), or read it on [its code page](code/{stem}.md).
 
 !!! tip "Run it yourself"
@@ -181,8 +183,6 @@ The first numbers and their squares:
 <!-- gen table squares from {script} --squares -->
 
 Their sum is <!-- gen value total from {script} --squares -->.
-
-<!-- gen figure growth -->
 """
 
 MODULE = '''\

@@ -568,6 +568,43 @@ def launch_chromium(playwright, executable_path):
     return playwright.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
 
 
+# axe-core, the accessibility engine the browser tests inject into a page: pinned in
+# package.json and package-lock.json, installed by `make test` (`npm ci`) into
+# node_modules/, which MkDocs never sees (docs_dir is docs/): the site does not serve it.
+AXE_PACKAGE = ROOT / "node_modules" / "axe-core"
+AXE_VERSION = "4.14"  # the series package.json pins; axe_source() refuses any other
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe_source():
+    """The text of axe.min.js, after checking that it is the pinned series."""
+    import json
+
+    try:
+        meta = json.loads((AXE_PACKAGE / "package.json").read_text("utf-8"))
+        source = (AXE_PACKAGE / "axe.min.js").read_text("utf-8")
+    except FileNotFoundError:
+        raise RuntimeError(f"no axe-core in {AXE_PACKAGE}: run `npm ci` "
+                           "(`make test` does it)") from None
+    if not meta["version"].startswith(AXE_VERSION + "."):
+        raise RuntimeError(f"{AXE_PACKAGE} is axe-core {meta['version']}, not {AXE_VERSION}.x: "
+                           "run `npm ci`")
+    return source
+
+
+def run_axe(page, context="document", rules=()):
+    """axe-core's WCAG 2.1 A and AA rules (and `rules`, enabled too) on `page`, in
+    `context` (a JavaScript expression: document, or an {include: ...} object); the
+    result as axe returns it, with the version that ran it checked."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.add_script_tag(content=axe_source())
+    enabled = ", ".join(f"'{rule}': {{enabled: true}}" for rule in rules)
+    result = page.evaluate(f"""async () => await axe.run({context}, {{runOnly: {{type: 'tag',
+      values: {WCAG_TAGS!r}}}, rules: {{{enabled}}}}})""")
+    assert result["testEngine"]["version"].startswith(AXE_VERSION + "."), result["testEngine"]
+    return result
+
+
 # -- formulas ------------------------------------------------------------------------
 
 def markdown_converter():

@@ -22,22 +22,19 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from urllib.parse import urlparse
 
-import axe_playwright_python  # carries axe-core's JavaScript: no network at test time
 import numpy as np
 import pytest
 
-from helpers import BASE, ROOT, SITE, built_output, cells_of_markdown, load_script, run_script, table_blocks
+from helpers import (BASE, ROOT, SITE, built_output, cells_of_markdown, load_script, run_axe,
+                     run_script, table_blocks)
 
 pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
-AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
-AXE_RUN_JS = """async () => await axe.run(
-  {include: [['.rw-widget'], ['section.command-output'], ['figure.diagram']]},
-  {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
+# What axe-core (helpers.run_axe: 4.14, WCAG 2.1 A and AA) checks around the widgets.
+AXE_WIDGETS = "{include: [['.rw-widget'], ['section.command-output'], ['figure.diagram']]}"
 WIDGET_FILES = ("/assets/widgets/", "/widgets/")  # the code and the data of the widgets
 
 
@@ -857,8 +854,7 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     chars = host.locator('[data-value="passage"]')
     assert chars.get_attribute("role") == "slider"
     assert not [u for u in t.requests if u.endswith("/gru-trained.json")]  # not until used
-    t.page.add_script_tag(content=AXE_JS)  # as it waits, nothing chosen yet
-    result = t.page.evaluate(AXE_RUN_JS)
+    result = run_axe(t.page, AXE_WIDGETS)  # as it waits, nothing chosen yet
     assert not [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
     chars.focus()
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
@@ -1159,11 +1155,22 @@ def test_without_javascript_the_page_is_as_built(tab, page_path):
 
 # -- accessibility, keyboard, touch, motion, both schemes ----------------------------------
 
+def axe_problems(page):
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in run_axe(page, AXE_WIDGETS)["violations"]]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("page_path", list(WIDGETS))
-def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
-    t = tab(page_path, color_scheme=theme)
+def test_axe_finds_nothing_with_the_widgets_idle_and_in_use(tab, page_path, theme, width):
+    """axe-core 4.14 on every widget as it starts (idle) and after a reader has moved
+    every control (in use), at 1280 px and on a 390 px phone, in both schemes."""
+    phone = dict(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    t = tab(page_path, color_scheme=theme, **(phone if width == 390 else {}))
     hosts = [t.widget(name) for name in WIDGETS[page_path]]
+    idle = axe_problems(t.page)
+    assert not idle, f"/{page_path} ({theme}, {width} px, idle): {idle}"
     for host in hosts:
         for control in host.locator("input[data-control]").all():
             control.press("End")
@@ -1185,11 +1192,10 @@ def test_axe_finds_nothing_with_the_widgets_in_use(tab, page_path, theme):
         hosts[0].locator('input[data-control="lag"]:checked').press("ArrowLeft")
     assert t.page.locator("body").get_attribute("data-md-color-scheme") == \
         {"light": "default", "dark": "slate"}[theme]
-    t.page.add_script_tag(content=AXE_JS)
-    result = t.page.evaluate(AXE_RUN_JS)  # the widgets, and what they change
+    result = run_axe(t.page, AXE_WIDGETS)  # the widgets, and what they change
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
            for v in result["violations"]]
-    assert not bad, f"/{page_path} ({theme}): {bad}"
+    assert not bad, f"/{page_path} ({theme}, {width} px, in use): {bad}"
     assert result["passes"], "axe checked nothing"
     t.check_clean()
 

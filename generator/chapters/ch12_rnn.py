@@ -12,6 +12,21 @@ from generator.chapter import Chapter, GeneratorError
 CHAPTER = Chapter("ch12-rnn.md", "rnn.py")
 
 
+@CHAPTER.figure
+def lead(ctx):
+    decay = ctx.record("--vanish").decay
+    return ctx.lead([(f"factor {f:g} per step", range(len(c)), c)
+                     for f, c in zip(decay.factors, decay.curves)],
+                    xlabel="steps back", ylabel="gradient left", ylog=True,
+                    alt="The gradient sent back k steps, on a log scale, for per-step factors "
+                        "from below 1 to above 1: straight lines that fall or rise with distance",
+                    caption="The chapter in one picture: sent back through the same weights at "
+                            "every step, a gradient is multiplied by about the same factor per "
+                            "step, so it fades below 1 and explodes above 1 (<code>python3 "
+                            "rnn.py --vanish</code>; section 12.4).")
+
+
+
 @CHAPTER.diagram
 def unrolled(ctx):
     steps = ctx.record("--unroll").steps

@@ -6,6 +6,21 @@ from generator import diagrams
 from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch13-gated.md", "gated.py")
+
+
+@CHAPTER.figure
+def lead(ctx):
+    hw = ctx.record("--highway").highway
+    return ctx.lead([(name, hw.curve_distances, c) for name, c in zip(hw.columns, hw.curves)],
+                    xlabel="steps back", ylabel="gradient surviving", ylog=True,
+                    ylim=(1e-30, 30),
+                    alt="Surviving gradient against distance on a log scale: the plain RNN's "
+                        "falls fastest, the forget gates' slower, the carousel's stays at 1",
+                    caption="The chapter in one picture: along the LSTM's cell the gradient is "
+                            "multiplied by the forget gate, a factor the network learns, "
+                            "where the plain RNN's shrinks it at every step (<code>python3 "
+                            "gated.py --highway</code>; section 13.2).")
+
 LSTM_STEP, GRU_STEP = "lstm-step", "gru-step"  # the step diagrams' ids (the widget finds them)
 
 

@@ -7,6 +7,21 @@ from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch15-memory.md", "memory.py")
 
+
+@CHAPTER.figure
+def lead(ctx):
+    acc = ctx.record("--accuracy")
+    return ctx.lead([(name.replace("b_f=", "$b_f$ = "), acc.lags, acc.mean_accuracy[name])
+                     for name in acc.models],
+                    xlabel="lag (steps)", ylabel="test accuracy", xlog=True, ylim=(0, 1.05),
+                    alt="Mean test accuracy against lag for each cell: high at short lags, "
+                        "falling toward chance as the lag grows, at different lags per cell",
+                    caption="The chapter in one picture: how far back each cell learns to "
+                            "remember, as mean test accuracy over seeds against the lag "
+                            "(<code>python3 memory.py --accuracy</code>; section 15.2 shows "
+                            "every seed).")
+
+
 STYLES = ("-", "--", "-.", ":", "-")  # one per model, in the records' order
 MARKS = ("o", "s", "^", "D", "v")
 LEARNED = 0.95  # a seed whose test accuracy is at least this has learned the lag

@@ -8,9 +8,36 @@ Its tables and numbers need no code here: the page names them
 import math
 from html import escape
 
-from generator.chapter import Chapter
+from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch16-training.md", "training.py", data=("timemachine.txt",))
+
+
+@CHAPTER.figure
+def lead(ctx):
+    clip = ctx.record("--clip")
+    big, small = max(r.radius for r in clip.rows), min(r.radius for r in clip.rows)
+    first = [sorted(row.norms[0])[len(row.norms[0]) // 2] for row in clip.rows
+             if row.radius == big]
+    if not (clip.vanishing_identical and min(first) > clip.threshold):
+        raise GeneratorError("generator/chapters/ch16_training.py: lead: the caption says the "
+                             f"runs from rho = {big:g} start above the threshold and clipping "
+                             f"changes nothing at rho = {small:g}; `training.py --clip` no "
+                             "longer shows both")
+    return ctx.lead([(f"ρ = {row.radius:g}, " + ("clipped" if row.clipped else "not clipped"),
+                      range(1, len(row.norms) + 1),
+                      [sorted(s)[len(s) // 2] for s in row.norms]) for row in clip.rows],
+                    refs=[(clip.threshold, "clipping threshold")],
+                    xlabel="training step", ylabel="raw gradient norm", ylog=True,
+                    alt="Raw gradient norm per training step, median seed, log scale, for "
+                        "large and small initial weights, clipped and not",
+                    caption="The chapter in one picture: clipping acts only where gradients "
+                            f"explode. From large initial weights (ρ = {big:g}) the raw norm "
+                            "starts above the threshold and clipping changes the run; from "
+                            f"small ones (ρ = {small:g}) the clipped and unclipped runs lie on "
+                            "top of each other (<code>python3 training.py --clip</code>; "
+                            "section 16.3).")
+
 
 STYLES = ("-", "--", "-.", ":", "-", "--")
 MARKS = ("o", "s", "^", "D", "v", "P")

@@ -8,6 +8,21 @@ from generator.chapter import Chapter
 
 CHAPTER = Chapter("ch17-deeper.md", "deeper.py", data=("timemachine.txt",))
 
+
+@CHAPTER.figure
+def lead(ctx):
+    rec = ctx.record("--reverse")
+    return ctx.lead([("encoder-decoder, without attention", rec.lengths, rec.mean_without),
+                     ("with attention", rec.lengths, rec.mean_with)],
+                    xlabel="length of the string", ylabel="reversed exactly", ylim=(-0.03, 1.05),
+                    alt="Share of strings reversed exactly against their length: without "
+                        "attention it falls as strings grow, with attention it stays higher",
+                    caption="The chapter in one picture: an encoder-decoder must squeeze the "
+                            "whole string into one state; attention lets each output step read "
+                            "the input again (<code>python3 deeper.py --reverse</code>; section "
+                            "17.3).")
+
+
 STYLES = ("-", "--", "-.")
 MARKS = ("o", "s", "^")
 
@@ -127,8 +142,8 @@ def heatmaps(ctx):
                 tick.set_pad(tick.get_pad() + (12 if k % 2 else 0))  # line lower, or they
                 # read as words: the columns are narrower than a letter and an em
             ax.set_yticks(range(len(written)), list(written))
-            ax.tick_params(length=0)
-            ax.grid(False)
+            ax.tick_params(length=0, labelsize=9 if phone else None)  # the site's face
+            ax.grid(False)  # is taller than DejaVu: a phone's rows are a letter apart
             for spine in ax.spines.values():
                 spine.set_visible(False)
             ax.set_xlabel("reads")

@@ -348,7 +348,8 @@
       var W = Math.max(260, Math.round(width || root.clientWidth || 640));
       var phone = W < 520;
       var H = o.height || (phone ? 250 : 300);
-      var L = phone ? 46 : 56, R = 12, T = 28, B = 44;  // the y label sits above the plot
+      var L = phone ? 46 : 56, R = 18, T = 28, B = 44;  // the y label sits above the plot;
+      // R: half a four-digit tick label ("1500"), centred on the right end of the axis
       var yr = spec.y || o.y, log = !!o.y.log;
       var ylo = log ? Math.log10(yr.min) : yr.min, yhi = log ? Math.log10(yr.max) : yr.max;
       var sx = function (x) { return L + (x - o.x.min) / (o.x.max - o.x.min) * (W - L - R); };
