@@ -130,12 +130,13 @@ SCANS = {"loop": scan_loop, "Blelloch scan": lambda a, b: scan_blelloch(a, b)[0]
          "log-space cumsum": scan_log}
 
 
-def scan_backward(a, dH):
+def scan_backward(a, dH, scan):
     """The backward pass of the recurrence is the same recurrence, run from the end:
     dL/dh_t = dH_t + a_{t+1} dL/dh_{t+1}, dH_t being what reaches h_t from outside it.
     Then dL/db_t = dL/dh_t and dL/da_t = dL/dh_t * h_{t-1}. Returns dL/dh_t (T, ...)."""
     a_next = np.concatenate([a[1:], np.zeros_like(a[:1])])  # a_{t+1}; none after T
-    return scan_blelloch(a_next[::-1], dH[::-1])[0][::-1]
+    dh = scan(a_next[::-1], dH[::-1])
+    return (dh[0] if isinstance(dh, tuple) else dh)[::-1]
 
 
 # ---------------------------------------------------------------------------
@@ -157,9 +158,11 @@ def scan_backward(a, dH):
 # 1 - Z, the share of the new candidate. X is one-hot, so X W_x? + b_? is a row of
 # a table; the answer is read from the last state: Y_hat = H_T W_hq + b_q.
 
-GATES = {"mingru": "zh", "minlstm": "fih", "pos": "ab", "neg": "ab", "fixed": "b"}
-CELL_NAMES = {"mingru": "minGRU", "minlstm": "minLSTM", "pos": "decay in (0, 1)",
-              "neg": "decay in (-1, 1)", "fixed": "fixed decay"}
+GATES = {"mingru": "zh", "mingru_bz2": "zh", "minlstm": "fih", "pos": "ab", "neg": "ab", "selective": "ab",
+         "fixed": "b"}
+CELL_NAMES = {"mingru": "minGRU", "mingru_bz2": "minGRU b_z=2", "minlstm": "minLSTM", "pos": "decay in (0, 1)",
+              "neg": "decay in (-1, 1)", "selective": "decay from the input",
+              "fixed": "decay fixed in time"}
 
 
 def sigmoid(x):
@@ -167,27 +170,41 @@ def sigmoid(x):
     return 0.5 + 0.5 * np.tanh(0.5 * x)
 
 
-def init_params(cell, V, hidden, outputs, seed):
-    """PyTorch's rule, as in chapter 15: every weight uniform(-1/sqrt(h), 1/sqrt(h)),
-    biases zero. outputs: the logits read from H_T (K, or heads * K)."""
-    rng = np.random.default_rng([18, seed])
+def init_params(cell, V, hidden, outputs, seeds):
+    """One network per seed, side by side on a leading model axis M: W_x? (M, V, h),
+    b_? (M, h), W_hq (M, h, outputs), b_q (M, outputs). PyTorch's rule, as in chapter
+    15: every weight uniform(-1/sqrt(h), 1/sqrt(h)), biases zero. A network's weights
+    depend on its seed only, not on the others beside it."""
     bound = 1 / math.sqrt(hidden)
-    p = {}
-    for g in GATES[cell]:
-        p["W_x" + g] = rng.uniform(-bound, bound, (V, hidden))
-        p["b_" + g] = np.zeros(hidden)
-    if cell == "fixed":
-        p["b_a"] = np.zeros(hidden)  # the decay: one number per unit, no input
-    p["W_hq"] = rng.uniform(-bound, bound, (hidden, outputs))
-    p["b_q"] = np.zeros(outputs)
-    return p
+    nets = []
+    for seed in seeds:
+        rng = np.random.default_rng([18, seed])
+        p = {}
+        for g in GATES[cell]:
+            p["W_x" + g] = rng.uniform(-bound, bound, (V, hidden))
+            p["b_" + g] = np.zeros(hidden)
+        if cell == "fixed":
+            p["b_a"] = np.zeros(hidden)  # the decay: one number per unit, no input
+        p["W_hq"] = rng.uniform(-bound, bound, (hidden, outputs))
+        p["b_q"] = np.zeros(outputs)
+        if cell == "mingru_bz2":
+            p["b_z"][:] = 2  # Z = sigma(2) = 0.88 at the start: chapter 15's b_f = 2
+        nets.append(p)
+    return {k: np.stack([p[k] for p in nets]) for k in nets[0]}
+
+
+def token_rows(X, V):
+    """Network m's token x is row m V + x of its table W_x? (M, V, h) seen as (M V, h)."""
+    return X + V * np.arange(X.shape[1])[:, None]
 
 
 def decay_and_input(p, cell, X):
-    """a_t and b_t (T, B, h) of every step, from the tokens X (T, B), and what the
-    backward pass needs."""
-    P = {g: p["W_x" + g][X] + p["b_" + g] for g in GATES[cell]}  # pre-activations
-    if cell == "mingru":
+    """a_t and b_t (T, M, B, h) of every step, from the tokens X (T, M, B), and what
+    the backward pass needs. Network m reads its own row of each table."""
+    rows = token_rows(X, p["W_x" + GATES[cell][0]].shape[1])
+    P = {g: np.take(p["W_x" + g].reshape(-1, p["W_x" + g].shape[2]), rows, axis=0)
+            + p["b_" + g][:, None] for g in GATES[cell]}  # X W_x? + b_?, row lookups
+    if cell.startswith("mingru"):
         Z = sigmoid(P["z"])
         return Z, (1 - Z) * P["h"], (P, Z)
     if cell == "minlstm":
@@ -195,15 +212,15 @@ def decay_and_input(p, cell, X):
         S = F + I
         return F / S, I / S * P["h"], (P, F, I, S)
     if cell == "fixed":
-        A = np.broadcast_to(sigmoid(p["b_a"]), P["b"].shape)
+        A = np.broadcast_to(sigmoid(p["b_a"])[:, None], P["b"].shape)
         return A, P["b"], (P, A)
-    A = sigmoid(P["a"]) if cell == "pos" else np.tanh(P["a"])
+    A = np.tanh(P["a"]) if cell == "neg" else sigmoid(P["a"])
     return A, P["b"], (P, A)
 
 
 def decay_and_input_backward(cell, da, db, cache):
     """From dL/da_t and dL/db_t to dL/d(pre-activation) of every gate."""
-    if cell == "mingru":
+    if cell.startswith("mingru"):
         P, Z = cache  # a = Z, b = (1 - Z) * H~
         return {"z": (da - db * P["h"]) * Z * (1 - Z), "h": db * (1 - Z)}
     if cell == "minlstm":
@@ -214,7 +231,7 @@ def decay_and_input_backward(cell, da, db, cache):
     P, A = cache
     if cell == "fixed":
         return {"b": db, "a": da * A * (1 - A)}
-    return {"a": da * (A * (1 - A) if cell == "pos" else 1 - A ** 2), "b": db}
+    return {"a": da * (1 - A ** 2 if cell == "neg" else A * (1 - A)), "b": db}
 
 
 def log_softmax(Y_hat):
@@ -222,41 +239,45 @@ def log_softmax(Y_hat):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def loss_and_grads(p, cell, X, Y, scan=scan_blelloch, need_grads=True):
-    """X (T, B) token ids, Y (B, heads) the answers, one per head (recall and parity
-    have one head, selective copying one per token to copy). The states by the scan,
-    the logits from H_T, the mean cross-entropy over sequences and heads, accuracy
-    per answer; then the backward pass, itself a scan. Returns loss, accuracy, grads."""
-    T, B = X.shape
-    heads = Y.shape[1]
+def loss_and_grads(p, cell, X, Y, scan=scan_loop, need_grads=True):
+    """X (T, M, B) token ids, Y (M, B, heads) the answers, one per head (recall and
+    parity have one head, selective copying one per token to copy). The states by the
+    scan, the logits from H_T, each network's mean cross-entropy over its sequences and
+    heads, and its accuracy per answer, (M,) each; then the backward pass, itself a
+    scan, of the sum of the M losses: each network gets its own loss's gradient."""
+    T, M, B = X.shape
+    heads = Y.shape[2]
     a, b, cache = decay_and_input(p, cell, X)
     H = scan(a, b)
     H = H[0] if isinstance(H, tuple) else H
-    log_P = log_softmax((H[-1] @ p["W_hq"] + p["b_q"]).reshape(B, heads, -1))
-    picked = np.take_along_axis(log_P, Y[:, :, None], axis=2)
-    loss, accuracy = -picked.mean(), (log_P.argmax(axis=2) == Y).mean()
+    Y_hat = np.einsum("mbh,mhk->mbk", H[-1], p["W_hq"]) + p["b_q"][:, None]
+    log_P = log_softmax(Y_hat.reshape(M, B, heads, -1))
+    picked = np.take_along_axis(log_P, Y[..., None], axis=3)[..., 0]
+    loss, accuracy = -picked.mean(axis=(1, 2)), (log_P.argmax(axis=3) == Y).mean(axis=(1, 2))
     if not need_grads:
         return loss, accuracy, None
     dY_hat = np.exp(log_P)  # dL/dY_hat = (softmax - one_hot(Y)) / (B heads)
-    np.put_along_axis(dY_hat, Y[:, :, None], np.exp(picked) - 1, axis=2)
-    dY_hat = dY_hat.reshape(B, -1) / (B * heads)
-    grads = {"W_hq": H[-1].T @ dY_hat, "b_q": dY_hat.sum(axis=0)}
+    np.put_along_axis(dY_hat, Y[..., None], np.exp(picked[..., None]) - 1, axis=3)
+    dY_hat = dY_hat.reshape(M, B, -1) / (B * heads)
+    grads = {"W_hq": np.einsum("mbh,mbk->mhk", H[-1], dY_hat), "b_q": dY_hat.sum(axis=1)}
     dH = np.zeros_like(H)
-    dH[-1] = dY_hat @ p["W_hq"].T  # only H_T feeds the output
-    dh = scan_backward(a, dH)  # dL/dh_t, carried back by the same scan
+    dH[-1] = np.einsum("mbk,mhk->mbh", dY_hat, p["W_hq"])  # only H_T feeds the output
+    dh = scan_backward(a, dH, scan)  # dL/dh_t, carried back by the same scan
     H_prev = np.concatenate([np.zeros_like(H[:1]), H[:-1]])
     dP = decay_and_input_backward(cell, dh * H_prev, dh, cache)
-    onehot = np.eye(p["W_x" + GATES[cell][0]].shape[0])[X.ravel()]  # (T B, V)
-    for g in GATES[cell]:
-        dP_g = dP[g].reshape(T * B, -1)
-        grads["W_x" + g], grads["b_" + g] = onehot.T @ dP_g, dP_g.sum(axis=0)
+    V, h = p["W_x" + GATES[cell][0]].shape[1:]
+    entries = (token_rows(X, V).reshape(-1, 1) * h + np.arange(h)).ravel()
+    for g in GATES[cell]:  # X^T dP: each sequence's row of dP added to its token's row
+        grads["W_x" + g] = np.bincount(entries, dP[g].ravel(), M * V * h).reshape(M, V, h)
+        grads["b_" + g] = dP[g].sum(axis=(0, 2))
     if cell == "fixed":
-        grads["b_a"] = dP["a"].reshape(T * B, -1).sum(axis=0)
+        grads["b_a"] = dP["a"].sum(axis=(0, 2))
     return loss, accuracy, grads
 
 
 class Adam:
-    """Adam with PyTorch's defaults (chapter 15's): betas 0.9 and 0.999, eps 1e-8."""
+    """Adam with PyTorch's defaults (chapter 15's): betas 0.9 and 0.999, eps 1e-8. Each
+    entry is its own, so networks side by side train as they would alone."""
 
     def __init__(self, p, lr):
         self.lr, self.t = lr, 0
@@ -283,25 +304,32 @@ class Task:
     draw_test: object = None  # the same for test sequences, if they differ
 
 
-def train(cell, task, length, seed, steps, lr, hidden, batch, scan=scan_blelloch):
-    """One network trained with Adam on fresh minibatches of task at length; the
-    training sequences are drawn from the seed's own stream, the same for every cell.
-    Returns the parameters and the CPU seconds the training took."""
-    p = init_params(cell, task.V, hidden, task.heads * task.K, seed)
-    data = np.random.default_rng([DATA_KEY, seed, length])
+def draw_stacked(draw, rngs, n, length):
+    """One minibatch per network, each from its own stream: X (T, M, n), Y (M, n, heads)."""
+    drawn = [draw(rng, n, length) for rng in rngs]
+    return np.stack([X for X, _ in drawn], axis=1), np.stack([Y for _, Y in drawn])
+
+
+def train(cell, task, length, seeds, steps, lr, hidden, batch, scan=scan_loop):
+    """One network per seed trained with Adam on fresh minibatches of task at length,
+    side by side; seed s's training sequences come from its own stream, the same for
+    every cell. Returns the parameters and the CPU seconds the training took."""
+    p = init_params(cell, task.V, hidden, task.heads * task.K, seeds)
+    data = [np.random.default_rng([DATA_KEY, seed, length]) for seed in seeds]
     adam = Adam(p, lr)
     start = time.process_time()
     for _ in range(steps):
-        X, Y = task.draw(data, batch, length)
+        X, Y = draw_stacked(task.draw, data, batch, length)
         adam.step(p, loss_and_grads(p, cell, X, Y, scan)[2])
     return p, time.process_time() - start
 
 
-def test_accuracy(p, cell, task, length, seed, n=512):
-    """Accuracy per answer on n fixed test sequences of the seed, at length."""
-    X, Y = (task.draw_test or task.draw)(np.random.default_rng([TEST_KEY, seed, length]), n,
-                                          length)
-    return float(loss_and_grads(p, cell, X, Y, need_grads=False)[1])
+def test_accuracy(p, cell, task, length, seeds, n=512):
+    """Accuracy per answer of each network on its seed's n fixed test sequences."""
+    X, Y = draw_stacked(task.draw_test or task.draw,
+                        [np.random.default_rng([TEST_KEY, seed, length]) for seed in seeds],
+                        n, length)
+    return [float(x) for x in loss_and_grads(p, cell, X, Y, need_grads=False)[1]]
 
 
 # ---------------------------------------------------------------------------
@@ -442,7 +470,7 @@ def random_steps(seed, T, units, low):
 @dataclass
 class ScanEqual:
     rows: list  # (form, decays, T, max |h|, max |difference from the loop|)
-    largest: float  # the largest difference from the loop over all rows
+    largest: float  # the largest difference from the loop, relative to max |h_t|
     passed: bool
 
 
@@ -457,7 +485,7 @@ def compute_scan_equal(lengths=EQUAL_LENGTHS):
                     continue  # the log form needs a_t > 0
                 rows.append((form, decays, T, float(np.abs(H).max()),
                              float(np.abs(scan(a, b) - H).max())))
-    largest = max(r[-1] for r in rows)
+    largest = max(gap / h for *_, h, gap in rows)
     return ScanEqual(rows, largest, largest <= TOLERANCE)
 
 
@@ -543,13 +571,14 @@ def compute_gradcheck(seed=0):
     rows = []
     for cell, task in GRADCHECK.items():
         rng = np.random.default_rng([18, 2, seed])
-        p = init_params(cell, task.V, 3, task.heads * task.K, seed)
+        p = init_params(cell, task.V, 3, task.heads * task.K, (seed, seed + 1))
         for w in p.values():
             w[...] = rng.normal(0, 1, w.shape)
-        X, Y = task.draw(rng, 3, 6 if task is not PARITY else 6)
-        _, _, grads = loss_and_grads(p, cell, X, Y)
+        X, Y = draw_stacked(task.draw, (rng, rng), 3, 6)
+        _, _, grads = loss_and_grads(p, cell, X, Y, scan_blelloch)  # both ways by the scan
         for name, w in p.items():
-            numerical = central_differences(lambda: loss_and_grads(p, cell, X, Y, need_grads=False)[0], w)
+            numerical = central_differences(
+                lambda: loss_and_grads(p, cell, X, Y, need_grads=False)[0].sum(), w)
             gap = np.abs(grads[name] - numerical).max()
             scale = max(np.abs(grads[name]).max(), np.abs(numerical).max(), 1e-300)
             rows.append((CELL_NAMES[cell], name, w.size, float(scale), float(gap), float(gap / scale)))
@@ -580,14 +609,12 @@ def run_experiment(task, cells, columns, seeds, steps, lr, hidden, batch):
         name, trained = CELL_NAMES[cell], {}
         accuracy[name], seconds[name] = [], 0.0
         for L_train, L_test in columns:
-            if L_train not in trained:
-                trained[L_train] = []
-                for seed in range(seeds):
-                    p, s = train(cell, task, L_train, seed, steps, lr, hidden, batch)
-                    trained[L_train].append(p)
-                    seconds[name] += s
-            accuracy[name].append([test_accuracy(p, cell, task, L_test, seed)
-                                   for seed, p in enumerate(trained[L_train])])
+            if L_train not in trained:  # every seed side by side
+                trained[L_train], s = train(cell, task, L_train, range(seeds), steps, lr,
+                                            hidden, batch)
+                seconds[name] += s
+            accuracy[name].append(test_accuracy(trained[L_train], cell, task, L_test,
+                                                range(seeds)))
     return Experiment(task.name, [CELL_NAMES[c] for c in cells], seeds, steps,
                       [c[0] for c in columns], [c[1] for c in columns], accuracy,
                       {n: [float(np.mean(a)) for a in acc] for n, acc in accuracy.items()},
@@ -596,7 +623,7 @@ def run_experiment(task, cells, columns, seeds, steps, lr, hidden, batch):
 
 
 def compute_recall(lags=LAGS, steps=R_STEPS, seeds=SEEDS):
-    return run_experiment(RECALL, ("mingru", "minlstm"), [(lag, lag) for lag in lags], seeds,
+    return run_experiment(RECALL, ("mingru", "mingru_bz2", "minlstm"), [(lag, lag) for lag in lags], seeds,
                           steps, R_LR, R_HIDDEN, R_BATCH)
 
 
@@ -606,7 +633,7 @@ def compute_parity(steps=P_STEPS, seeds=P_SEEDS):
 
 
 def compute_selective(steps=S_STEPS, seeds=S_SEEDS):
-    return run_experiment(SELECTIVE, ("fixed", "pos"), [(S_LENGTH, S_LENGTH)], seeds, steps,
+    return run_experiment(SELECTIVE, ("fixed", "selective"), [(S_LENGTH, S_LENGTH)], seeds, steps,
                           S_LR, S_HIDDEN, S_BATCH)
 
 
@@ -633,8 +660,10 @@ class ScanTraining:
 def compute_scan_training(lag=LAGS[-1], steps=LOOP_STEPS):
     """The same minGRU trained with the forward and backward recurrences as loops, and
     as scans: the same network, and the time of each."""
-    loop, t_loop = train("mingru", RECALL, lag, 0, steps, R_LR, R_HIDDEN, R_BATCH, scan_loop)
-    scan, t_scan = train("mingru", RECALL, lag, 0, steps, R_LR, R_HIDDEN, R_BATCH)
+    seeds = range(SEEDS)
+    loop, t_loop = train("mingru", RECALL, lag, seeds, steps, R_LR, R_HIDDEN, R_BATCH, scan_loop)
+    scan, t_scan = train("mingru", RECALL, lag, seeds, steps, R_LR, R_HIDDEN, R_BATCH,
+                         scan_blelloch)
     return ScanTraining(lag, steps, t_loop, t_scan,
                         float(max(np.abs(loop[k] - scan[k]).max() for k in loop)))
 
@@ -789,8 +818,8 @@ def report_recall(args, out):
              "test accuracy, mean (lowest-highest), and how many seeds reached 0.99")
     e = compute_recall(lags, steps, seeds)
     out.table("recall", format_experiment_table(e, "lag"))
-    out.text(f"time: training took {e.seconds['minGRU']:.1f} CPU s (minGRU) and "
-             f"{e.seconds['minLSTM']:.1f} CPU s (minLSTM)")
+    out.text("time: training took " + ", ".join(f"{s:.1f} CPU s ({name})"
+                                                 for name, s in e.seconds.items()))
     out.text("Parameters, one layer and the readout")
     out.table("params", format_params_table(RECALL.V, R_HIDDEN, R_K))
     s = compute_scan_training()
