@@ -13,7 +13,7 @@ bottom: the recurrence three ways (the loop, Blelloch's parallel scan, and
 Heinsen's log-space cumulative sums); the cells built on it (minGRU and
 minLSTM of Feng et al. 2024, a decay in (0, 1) or in (-1, 1), a decay fixed in
 time), their hand-written backward pass and Adam; the tasks (chapter 15's
-recall, parity, selective copying); linear attention as a running sum; what
+recall, parity, selective copying, chapter 14's characters); linear attention as a running sum; what
 the site prints; the command line.
 
     python3 recurrence.py                what chapter 18 shows, in order
@@ -23,8 +23,10 @@ the site prints; the command line.
     python3 recurrence.py --recall       minGRU and minLSTM on chapter 15's recall task
     python3 recurrence.py --parity       decays in (0, 1) against (-1, 1): parity, trained short, tested long
     python3 recurrence.py --selective    a fixed decay against an input-dependent one: selective copying
+    python3 recurrence.py --chars        a minGRU language model on chapter 14's data and recipe
     python3 recurrence.py --recall --lags 5,20,200 --steps 3000
                                          other lags and budgets (minutes at long lags)
+    python3 recurrence.py --chars --epochs 50   chapter 14's full budget (about a minute)
 
 Everything is float64 and the same command prints the same tables, run after
 run, but for the lines and columns that report measured times.
@@ -33,6 +35,7 @@ run, but for the lines and columns that report measured times.
 import argparse
 import math
 import os
+import re
 import sys
 import textwrap
 import time
@@ -239,29 +242,34 @@ def log_softmax(Y_hat):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def loss_and_grads(p, cell, X, Y, scan=scan_loop, need_grads=True):
-    """X (T, M, B) token ids, Y (M, B, heads) the answers, one per head (recall and
-    parity have one head, selective copying one per token to copy). The states by the
-    scan, the logits from H_T, each network's mean cross-entropy over its sequences and
-    heads, and its accuracy per answer, (M,) each; then the backward pass, itself a
-    scan, of the sum of the M losses: each network gets its own loss's gradient."""
+def loss_and_grads(p, cell, X, Y, scan=scan_loop, need_grads=True, every_step=False):
+    """X (T, M, B) token ids. Y (M, B, heads): the answers read from H_T, one per head
+    (recall and parity have one head, selective copying one per token to copy); or, with
+    every_step, Y (T, M, B), the next character read from every H_t. The states by the
+    scan, each network's mean cross-entropy over its answers and its accuracy, (M,)
+    each; then the backward pass, itself a scan, of the sum of the M losses: each
+    network gets its own loss's gradient."""
     T, M, B = X.shape
-    heads = Y.shape[2]
     a, b, cache = decay_and_input(p, cell, X)
     H = scan(a, b)
     H = H[0] if isinstance(H, tuple) else H
-    Y_hat = np.einsum("mbh,mhk->mbk", H[-1], p["W_hq"]) + p["b_q"][:, None]
-    log_P = log_softmax(Y_hat.reshape(M, B, heads, -1))
-    picked = np.take_along_axis(log_P, Y[..., None], axis=3)[..., 0]
-    loss, accuracy = -picked.mean(axis=(1, 2)), (log_P.argmax(axis=3) == Y).mean(axis=(1, 2))
+    Hr, Yr = (H, Y[..., None]) if every_step else (H[-1:], Y[None])  # states read out
+    R, heads = len(Hr), Yr.shape[3]
+    Y_hat = Hr @ p["W_hq"] + p["b_q"][:, None]  # (R, M, B, heads K)
+    log_P = log_softmax(Y_hat.reshape(R, M, B, heads, -1))
+    picked = np.take_along_axis(log_P, Yr[..., None], axis=4)[..., 0]
+    loss = -picked.mean(axis=(0, 2, 3))
+    accuracy = (log_P.argmax(axis=4) == Yr).mean(axis=(0, 2, 3))
     if not need_grads:
         return loss, accuracy, None
-    dY_hat = np.exp(log_P)  # dL/dY_hat = (softmax - one_hot(Y)) / (B heads)
-    np.put_along_axis(dY_hat, Y[..., None], np.exp(picked[..., None]) - 1, axis=3)
-    dY_hat = dY_hat.reshape(M, B, -1) / (B * heads)
-    grads = {"W_hq": np.einsum("mbh,mbk->mhk", H[-1], dY_hat), "b_q": dY_hat.sum(axis=1)}
+    dY_hat = np.exp(log_P)  # dL/dY_hat = (softmax - one_hot(Y)) / (answers per network)
+    np.put_along_axis(dY_hat, Yr[..., None], np.exp(picked[..., None]) - 1, axis=4)
+    dY_hat = dY_hat.reshape(R, M, B, -1) / (R * B * heads)
+    by_model = lambda A: A.transpose(1, 0, 2, 3).reshape(M, R * B, -1)  # (M, R B, .)
+    grads = {"W_hq": by_model(Hr).transpose(0, 2, 1) @ by_model(dY_hat),
+             "b_q": dY_hat.sum(axis=(0, 2))}
     dH = np.zeros_like(H)
-    dH[-1] = np.einsum("mbk,mhk->mbh", dY_hat, p["W_hq"])  # only H_T feeds the output
+    dH[T - R:] = dY_hat @ p["W_hq"].transpose(0, 2, 1)  # what reaches H from Y_hat
     dh = scan_backward(a, dH, scan)  # dL/dh_t, carried back by the same scan
     H_prev = np.concatenate([np.zeros_like(H[:1]), H[:-1]])
     dP = decay_and_input_backward(cell, dh * H_prev, dh, cache)
@@ -397,6 +405,60 @@ def draw_selective(rng, n, length):
 
 
 SELECTIVE = Task("selective copying", S_K + 1, S_K, S_N, draw_selective)
+
+
+# Chapter 14's language model: The Time Machine, d2l's preprocessing (every run of
+# non-letters one space, lower case) and vocabulary (space, <unk>, a-z), windows of
+# C_STEPS + 1 characters, one per start position, the first C_TRAIN to train and the
+# next C_VAL to validate; the model reads the window and predicts every next character.
+# Chapter 14's budget and optimiser: 32 units, 50 epochs of batches of 1,024 windows
+# reshuffled every epoch, SGD at a learning rate of 4, the gradient clipped to norm 1.
+
+CORPUS = "timemachine.txt"
+VOCAB = [" ", "<unk>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
+C_STEPS, C_TRAIN, C_VAL = 32, 10000, 5000
+C_HIDDEN, C_BATCH, C_EPOCHS, C_LR, C_CLIP = 32, 1024, 50, 4.0, 1.0
+
+
+def char_windows(path=None):
+    """Chapter 14's training and validation windows: X (T, n) token ids, Y the same
+    shifted by one character."""
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), CORPUS)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = re.sub("[^A-Za-z]+", " ", f.read()).lower()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused(f"cannot read the corpus {path}: {exc}") from None
+    n = C_TRAIN + C_VAL
+    if len(text) < n + C_STEPS:
+        raise Refused(f"the corpus {path} is too short: {n + C_STEPS:,} characters needed")
+    index = {c: i for i, c in enumerate(VOCAB)}
+    ids = np.array([index.get(c, 1) for c in text[:n + C_STEPS]])
+    windows = ids[np.arange(n)[:, None] + np.arange(C_STEPS + 1)]
+    return ((windows[:C_TRAIN, :-1].T, windows[:C_TRAIN, 1:].T),
+            (windows[C_TRAIN:, :-1].T, windows[C_TRAIN:, 1:].T))
+
+
+def train_chars(cell, train_set, seed=0, epochs=C_EPOCHS, hidden=C_HIDDEN):
+    """Chapter 14's recipe on its windows: minibatch SGD, the gradient clipped to norm
+    C_CLIP, the windows reshuffled every epoch. Returns the parameters, the training
+    perplexity of each epoch and the CPU seconds."""
+    X, Y = train_set
+    p = init_params(cell, len(VOCAB), hidden, len(VOCAB), (seed,))
+    rng = np.random.default_rng([18, 4, seed])
+    start, history = time.process_time(), []
+    for _ in range(epochs):
+        order, losses = rng.permutation(X.shape[1]), []
+        for k in range(0, len(order), C_BATCH):
+            batch = order[k:k + C_BATCH]
+            loss, _, grads = loss_and_grads(p, cell, X[:, None, batch], Y[:, None, batch],
+                                            every_step=True)
+            norm = math.sqrt(sum(float(np.vdot(g, g)) for g in grads.values()))
+            for name, g in grads.items():
+                p[name] -= C_LR * min(1, C_CLIP / norm) * g
+            losses.append(float(loss[0]))
+        history.append(math.exp(np.mean(losses)))
+    return p, history, time.process_time() - start
 
 
 # ---------------------------------------------------------------------------
@@ -668,6 +730,30 @@ def compute_scan_training(lag=LAGS[-1], steps=LOOP_STEPS):
                         float(max(np.abs(loop[k] - scan[k]).max() for k in loop)))
 
 
+C_EPOCHS_BUILT = 10  # the build's budget: 10 of chapter 14's 50 epochs (--epochs for more)
+
+
+@dataclass
+class Chars:
+    epochs: int
+    train_ppl: list  # training perplexity during each epoch
+    val_ppl: float  # validation perplexity after the last epoch
+    params: dict  # model -> parameters, minGRU and chapter 14's GRU
+    seconds: float
+
+
+def compute_chars(epochs=C_EPOCHS_BUILT, path=None):
+    """A one-layer minGRU language model trained by chapter 14's recipe on its windows."""
+    train_set, (X_val, Y_val) = char_windows(path)
+    p, history, seconds = train_chars("mingru", train_set, epochs=epochs)
+    loss = loss_and_grads(p, "mingru", X_val[:, None], Y_val[:, None], need_grads=False,
+                          every_step=True)[0]
+    V = len(VOCAB)
+    return Chars(epochs, history, math.exp(float(loss[0])),
+                 {"GRU": count_params("gru", V, C_HIDDEN, V),
+                  "minGRU": count_params("mingru", V, C_HIDDEN, V)}, seconds)
+
+
 ATT_T, ATT_D = 64, 8  # the equality check's positions and width (d = d_v)
 ATT_LENGTHS = (256, 1024, 4096)
 
@@ -852,6 +938,23 @@ def report_selective(args, out):
     return e
 
 
+def report_chars(args, out):
+    epochs = args.epochs or C_EPOCHS_BUILT
+    out.text(f"A one-layer minGRU language model on The Time Machine, chapter 14's data and "
+             f"recipe ({C_HIDDEN} units, batches of {C_BATCH:,} windows of {C_STEPS} "
+             f"characters, SGD at {C_LR:g}, clipped to norm {C_CLIP:g}), {epochs} epochs")
+    c = compute_chars(epochs)
+    shown = sorted({0, epochs // 2 - 1, epochs - 1} - {-1})
+    out.table("chars", format_table(
+        ("model", "parameters", "epoch", "training perplexity"),
+        [("minGRU", f"{c.params['minGRU']:,}", k + 1, f"{c.train_ppl[k]:.2f}") for k in shown],
+        "lrrr"))
+    out.text(f"validation perplexity after epoch {epochs}: {c.val_ppl:.2f}; chapter 14's GRU "
+             f"has {c.params['GRU']:,} parameters")
+    out.text(f"time: training took {c.seconds:.1f} CPU s")
+    return c
+
+
 def format_attention_cost(cost):
     rows = [(f"{T:,}", f"{all_:,}", f"{run:,}", f"{soft:.1f}", f"{a:.1f}", f"{r:.1f}")
             for T, all_, run, soft, a, r in cost.rows]
@@ -893,7 +996,7 @@ def lag_list(text):
     return lags
 
 
-MAX_LAG, MAX_STEPS, MAX_SEEDS = 1000, 100_000, 20
+MAX_LAG, MAX_STEPS, MAX_SEEDS, MAX_EPOCHS = 1000, 100_000, 20, 500
 
 REPORTS = {
     "scan": ("step 1: the loop, the parallel scan and the log form: equal, work, depth, time",
@@ -905,11 +1008,12 @@ REPORTS = {
                report_parity),
     "selective": ("step 5: a fixed decay against an input-dependent one, selective copying",
                   report_selective),
-    "attention": ("step 6: linear attention all at once and as a running sum", report_attention),
+    "chars": ("step 6: a minGRU language model on chapter 14's data and recipe", report_chars),
+    "attention": ("step 7: linear attention all at once and as a running sum", report_attention),
 }
 DEFAULT = tuple(REPORTS)
 OPTIONS = {"lags": ("recall",), "steps": ("recall", "parity", "selective"),
-           "seeds": ("recall", "parity", "selective")}
+           "seeds": ("recall", "parity", "selective"), "epochs": ("chars",)}
 
 
 def add_options(parser):
@@ -921,6 +1025,9 @@ def add_options(parser):
                              f"for --parity, {S_STEPS:,} for --selective)")
     parser.add_argument("--seeds", metavar="N", type=number(int, 1, MAX_SEEDS),
                         help=f"seeds per cell and setting (default {SEEDS})")
+    parser.add_argument("--epochs", metavar="N", type=number(int, 1, MAX_EPOCHS),
+                        help=f"--chars: epochs (default {C_EPOCHS_BUILT}; chapter 14 "
+                             f"trains {C_EPOCHS})")
 
 
 # ---------------------------------------------------------------------------
