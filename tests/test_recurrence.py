@@ -155,8 +155,10 @@ def test_the_printed_checks_pass():
 SPREAD = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\) (\d+)/(\d+)")
 
 
-def table(command):
-    found = [rows for cmd, rows in html_command_tables(page_html(PAGE)) if cmd == command]
+def table(command, first=None):
+    """The page's first table under `command`, or the one whose header starts `first`."""
+    found = [rows for cmd, rows in html_command_tables(page_html(PAGE))
+             if cmd == command and first in (None, rows[0][0])]
     assert found, f"{PAGE} shows no table under `{command}`"
     header, *body = found[0]
     return header, body
@@ -201,3 +203,22 @@ def test_page_selective_copying_needs_the_input_dependent_decay(site):
     (fixed,), (selective,) = e["decay fixed in time"].values(), e["decay from the input"].values()
     assert fixed[3] == 0 and fixed[2] < 0.99  # "stays short of solved"
     assert selective[3] == selective[4]  # "solved in every seed"
+
+
+def test_page_recall_gates_at_one_half_reach_lag_10_and_b_z_2_reaches_50(site):
+    e = experiment("python3 recurrence.py --recall")
+    for name in ("minGRU", "minLSTM"):  # "learn lags 5 and 10 in every seed, and from lag
+        for lag in ("5", "10"):          # 20 on neither gets past chance in any seed"
+            assert e[name][lag][3] == e[name][lag][4]
+        for lag in ("20", "50", "100"):
+            assert e[name][lag][3] == 0 and e[name][lag][2] < 0.35
+    b_z = e["minGRU b_z=2"]
+    assert all(b_z[lag][3] == b_z[lag][4] for lag in ("5", "10", "20", "50"))  # "every seed"
+    assert b_z["100"][3] == 0 and b_z["100"][2] < 0.35  # "back at chance"
+
+
+def test_page_the_cells_have_about_a_third_of_the_parameters(site):
+    _, body = table("python3 recurrence.py --recall", "cell")
+    params = {row[0]: int(row[1].replace(",", "")) for row in body}
+    assert 0.25 < params["minGRU"] / params["GRU (chapter 15)"] < 0.36
+    assert 0.25 < params["minLSTM"] / params["LSTM (chapter 15)"] < 0.36

@@ -85,24 +85,32 @@ def compose(first, then):
     return a1 * a2, a2 * b1 + b2
 
 
-def scan_blelloch(a, b):
+def scan_blelloch(a, b, trace=None):
     """Blelloch's work-efficient scan (1990): an up-sweep that composes pairs, then
     pairs of pairs, up a tree of depth log2 T, and a down-sweep that hands every
     position the composition of all the steps before it. Each level is one numpy
     operation over all its positions at once: on a parallel machine, one time step.
-    Returns H and the counts (compositions, levels) the work and depth table reads."""
+    Returns H and the counts (compositions, levels) the work and depth table reads;
+    a list given as trace gets every round's name, the positions it changed and the
+    pairs (A_t, B_t) of every position after it (the page's step-by-step figure)."""
     T = len(b)
     n = 1 << max(0, (T - 1).bit_length())  # T padded to a power of two with (1, 0)
     A = np.ones((n,) + b.shape[1:])
     B = np.zeros((n,) + b.shape[1:])
     A[:T], B[:T] = a, b
     work = levels = 0
+    note = (lambda name, *changed: trace.append(
+        (name, sorted(t for s in changed for t in range(n)[s] if t < T), A[:T].tolist(),
+         B[:T].tolist()))) if trace is not None else (lambda *_: None)
+    note("the steps (a_t, b_t)")
     stride = 2
     while stride <= n:  # up-sweep: position i takes in its left neighbour's block
         left, right = slice(stride // 2 - 1, n, stride), slice(stride - 1, n, stride)
         A[right], B[right] = compose((A[left], B[left]), (A[right], B[right]))
         work, levels, stride = work + n // stride, levels + 1, stride * 2
+        note(f"up-sweep: pairs into blocks of {stride // 2}", right)
     A[n - 1], B[n - 1] = 1, 0  # the root gets the identity: nothing comes before it
+    note("the last position gets the identity (1, 0)", slice(n - 1, n))
     stride = n
     while stride >= 2:  # down-sweep: a left child gets its parent's prefix, a right
         left, right = slice(stride // 2 - 1, n, stride), slice(stride - 1, n, stride)
@@ -110,6 +118,7 @@ def scan_blelloch(a, b):
         A[right], B[right] = compose(before, (A[left], B[left]))  # left block
         A[left], B[left] = before
         work, levels, stride = work + n // stride, levels + 1, stride // 2
+        note(f"down-sweep: prefixes into blocks of {stride}", left, right)
     # (A[t], B[t]) is now every step before t composed: h_{t-1} = B[t], as h_0 = 0
     return a * B[:T] + b, work + T, levels + 1
 
@@ -571,6 +580,27 @@ def compute_work_depth(lengths=WORK_LENGTHS):
     return WorkDepth(rows)
 
 
+TRACE_T = 8  # positions of the step-by-step figure
+
+
+@dataclass
+class ScanTrace:
+    a: list
+    b: list
+    stages: list  # (round, positions it changed, A_t after it, B_t after it)
+    h_scan: list  # a_t B_t + b_t after the last round
+    h_loop: list
+
+
+def compute_scan_trace(T=TRACE_T):
+    """Blelloch's scan of one unit over T steps, every round recorded: after the last,
+    B_t is h_{t-1}, so h_t = a_t B_t + b_t, the loop's h_t."""
+    a, b = (x[:, 0] for x in random_steps(2, T, 1, 0.8))
+    stages = []
+    H = scan_blelloch(a, b, stages)[0]
+    return ScanTrace(a.tolist(), b.tolist(), stages, H.tolist(), scan_loop(a, b).tolist())
+
+
 TIME_LENGTHS = (256, 1024, 4096, 16384)
 TIME_UNITS = 64
 TIME_REPEATS = 3
@@ -755,7 +785,7 @@ def compute_chars(epochs=C_EPOCHS_BUILT, path=None):
 
 
 ATT_T, ATT_D = 64, 8  # the equality check's positions and width (d = d_v)
-ATT_LENGTHS = (256, 1024, 4096)
+ATT_LENGTHS = (256, 1024, 2048)
 
 
 @dataclass
@@ -832,10 +862,20 @@ def format_time_table(times):
     return format_table(("T",) + tuple(f"{form} (ms)" for form in SCANS), rows, "rrrr")
 
 
+def format_trace_table(trace):
+    rows = [(k, name) + tuple(f"{x:+.4f}" for x in B) for k, (name, _, _, B) in
+            enumerate(trace.stages)]
+    rows.append(("", "h_t = a_t B_t + b_t") + tuple(f"{x:+.4f}" for x in trace.h_scan))
+    rows.append(("", "h_t, the loop") + tuple(f"{x:+.4f}" for x in trace.h_loop))
+    return format_table(("round", "what it does") + tuple(
+        f"B_{t + 1}" for t in range(len(trace.b))), rows, "rl" + "r" * len(trace.b))
+
+
 @dataclass
 class ScanReport:
     equal: ScanEqual
     work: WorkDepth
+    trace: ScanTrace
     times: ScanTime
     passed: bool
 
@@ -850,11 +890,15 @@ def report_scan(args, out):
              "as T grows")
     work = compute_work_depth()
     out.table("work", format_work_table(work))
+    trace = compute_scan_trace()
+    out.text(f"The scan round by round, one unit, T = {len(trace.b)}: the b part of the pair "
+             "each position holds (the a part multiplies; after the last round B_t = h_{t-1})")
+    out.table("trace", format_trace_table(trace))
     times = compute_scan_time()
     out.text(f"time: CPU milliseconds, numpy on one thread, {times.units} units, the fastest "
              f"of {TIME_REPEATS} runs")
     out.table("time", format_time_table(times))
-    return ScanReport(equal, work, times, equal.passed)
+    return ScanReport(equal, work, trace, times, equal.passed)
 
 
 def format_gradcheck_table(check):
