@@ -201,7 +201,7 @@ def test_page_parity_separates_the_ranges_and_falls_with_length(site):
 def test_page_selective_copying_needs_the_input_dependent_decay(site):
     e = experiment("python3 recurrence.py --selective")
     (fixed,), (selective,) = e["decay fixed in time"].values(), e["decay from the input"].values()
-    assert fixed[3] == 0 and fixed[2] < 0.99  # "stays short of solved"
+    assert fixed[3] == 0 and 0.5 < fixed[1] and fixed[2] < 0.99  # "well above chance, short"
     assert selective[3] == selective[4]  # "solved in every seed"
 
 
@@ -222,3 +222,24 @@ def test_page_the_cells_have_about_a_third_of_the_parameters(site):
     params = {row[0]: int(row[1].replace(",", "")) for row in body}
     assert 0.25 < params["minGRU"] / params["GRU (chapter 15)"] < 0.36
     assert 0.25 < params["minLSTM"] / params["LSTM (chapter 15)"] < 0.36
+
+
+def numbers(command, first):
+    _, body = table(command, first)
+    return [[float(c.replace(",", "")) for c in row] for row in body]
+
+
+def test_page_on_one_core_the_scan_is_no_faster_and_the_log_form_slowest(site):
+    """18.2: 'the scan is not faster than the loop, and the log form is slower than both'
+    (measured times: a margin for a busy machine)."""
+    for T, loop, scan, log in numbers("python3 recurrence.py --scan", "T")[-4:]:
+        assert scan > 0.8 * loop and log > max(loop, scan), (T, loop, scan, log)
+
+
+def test_page_attention_costs_grow_for_one_form_only(site):
+    """18.6: multiplications per token grow with T all at once and stay put as a running
+    sum; in numpy's microseconds the all-at-once form is the faster at these sizes."""
+    rows = numbers("python3 recurrence.py --attention", "T")
+    assert [r[1] for r in rows] == sorted(r[1] for r in rows) and rows[-1][1] > 4 * rows[0][1]
+    assert len({r[2] for r in rows}) == 1
+    assert all(r[4] < r[5] for r in rows)

@@ -76,7 +76,11 @@ def scan_widget(ctx):
                    "B<sub>t</sub> is h<sub>t&minus;1</sub>, and a<sub>t</sub>B<sub>t</sub> + "
                    "b<sub>t</sub> is the loop's h<sub>t</sub>. The numbers are "
                    "<code>recurrence.py</code>'s (<code>compute_scan_trace</code>).",
-        "T": len(trace.b), "a": trace.a, "b": trace.b, "h_loop": trace.h_loop,
-        "h_scan": trace.h_scan,
-        "stages": [{"name": name, "changed": changed, "A": A, "B": B}
-                   for name, changed, A, B in trace.stages]})
+        "T": len(trace.b), "a": floats(trace.a), "b": floats(trace.b),
+        "h_loop": floats(trace.h_loop), "h_scan": floats(trace.h_scan),
+        "stages": [{"name": name, "changed": [int(t) for t in changed], "A": floats(A),
+                    "B": floats(B)} for name, changed, A, B in trace.stages]})
+
+
+def floats(values):
+    return [float(x) for x in values]
