@@ -846,8 +846,8 @@ def spread(values):
 def format_equal_table(equal):
     rows = [(form, decays, f"{T:,}", f"{h:.2f}", sci(gap), sci(gap / h))
             for form, decays, T, h, gap in equal.rows]
-    return format_table(("form", "a_t in", "T", "max |h_t|", "max |difference|",
-                         "relative to max |h_t|"), rows, "llrrrr")
+    return format_table(("form", "a_t in", "T", "max abs h_t", "max abs difference",
+                         "relative to max abs h_t"), rows, "llrrrr")
 
 
 def format_work_table(work):
@@ -904,7 +904,7 @@ def report_scan(args, out):
 def format_gradcheck_table(check):
     rows = [(cell, name, n, f"{scale:.2f}", sci(gap), sci(rel))
             for cell, name, n, scale, gap, rel in check.rows]
-    return format_table(("cell", "parameter", "entries", "max |dL/dw|", "max |difference|",
+    return format_table(("cell", "parameter", "entries", "max abs dL/dw", "max abs difference",
                          "relative"), rows, "llrrrr")
 
 
@@ -1019,7 +1019,8 @@ def report_attention(args, out):
     out.text(f"Linear attention (phi = elu + 1), causal, T = {equal.T}, d = d_v = {equal.d}, "
              "float64: the largest difference from the all-at-once form")
     out.table("attention_equal", format_table(
-        ("form", "max |difference|"), [("running sum, one token at a time", sci(equal.running_sum)),
+        ("form", "max abs difference"), [("running sum, one token at a time",
+                                          sci(equal.running_sum)),
                                        ("running sum as a scan (a_t = 1)", sci(equal.by_scan))],
         "lr"))
     cost = compute_attention_cost()
