@@ -119,12 +119,17 @@ def test_networks_side_by_side_train_as_they_would_alone():
 
 @pytest.mark.parametrize("lag", [5, 20])
 def test_the_recall_sequences_are_chapter_15s(lag):
+    """Each stream as train() and test_accuracy() seed it, against memory.py's own
+    training_stream and test_set: the same tokens, so the same sequences."""
     memory = load_script("memory.py")
     for seed in (0, 3):
-        for key in (rec.DATA_KEY, rec.TEST_KEY):
-            X, Y = rec.draw_recall(np.random.default_rng([key, seed, lag]), 64, lag)
-            X15, Y15 = memory.make_sequences(np.random.default_rng([key, seed, lag]), 64, lag)
-            assert np.array_equal(X.T, X15) and np.array_equal(Y[:, 0], Y15)
+        X, Y = rec.draw_recall(np.random.default_rng([rec.DATA_KEY, seed, lag]), 64, lag)
+        X15, Y15 = memory.make_sequences(memory.training_stream(seed, lag), 64, lag)
+        assert np.array_equal(X.T, X15) and np.array_equal(Y[:, 0], Y15)
+        X, Y = rec.draw_recall(np.random.default_rng([rec.TEST_KEY, seed, lag]), memory.TEST,
+                               lag)
+        X15, Y15 = memory.test_set(seed, lag)
+        assert np.array_equal(X.T, X15) and np.array_equal(Y[:, 0], Y15)
 
 
 def test_the_parity_and_selective_tasks_answer_what_they_ask():
