@@ -772,9 +772,10 @@ class Chars:
     seconds: float
 
 
-def compute_chars(epochs=C_EPOCHS_BUILT, path=None):
-    """A one-layer minGRU language model trained by chapter 14's recipe on its windows."""
-    train_set, (X_val, Y_val) = char_windows(path)
+def compute_chars(epochs=C_EPOCHS_BUILT, windows=None):
+    """A one-layer minGRU language model trained by chapter 14's recipe on its windows
+    (char_windows(), read here if not given)."""
+    train_set, (X_val, Y_val) = windows or char_windows()
     p, history, seconds = train_chars("mingru", train_set, epochs=epochs)
     loss = loss_and_grads(p, "mingru", X_val[:, None], Y_val[:, None], need_grads=False,
                           every_step=True)[0]
@@ -983,11 +984,11 @@ def report_selective(args, out):
 
 
 def report_chars(args, out):
-    epochs = args.epochs or C_EPOCHS_BUILT
+    epochs, windows = args.epochs or C_EPOCHS_BUILT, char_windows()  # refused before printing
     out.text(f"A one-layer minGRU language model on The Time Machine, chapter 14's data and "
              f"recipe ({C_HIDDEN} units, batches of {C_BATCH:,} windows of {C_STEPS} "
              f"characters, SGD at {C_LR:g}, clipped to norm {C_CLIP:g}), {epochs} epochs")
-    c = compute_chars(epochs)
+    c = compute_chars(epochs, windows)
     shown = sorted({0, epochs // 2 - 1, epochs - 1} - {-1})
     out.table("chars", format_table(
         ("model", "parameters", "epoch", "training perplexity"),

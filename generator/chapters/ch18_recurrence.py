@@ -4,7 +4,7 @@ docs/code/recurrence.py. Its tables and numbers need no code here: the page name
 
 from generator.chapter import Chapter
 
-CHAPTER = Chapter("ch18-recurrence.md", "recurrence.py")
+CHAPTER = Chapter("ch18-recurrence.md", "recurrence.py", data=("timemachine.txt",))
 
 MARKS = ("o", "s", "^")
 
