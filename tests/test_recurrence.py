@@ -169,9 +169,10 @@ def table(command, column=None):
     return header, body
 
 
-def experiment(command):
-    """{column: {first cell: (mean, low, high, solved, seeds)}}."""
-    header, body = table(command)
+def experiment(command, column):
+    """{column: {first cell: (mean, low, high, solved, seeds)}} of the table with a
+    column so named."""
+    header, body = table(command, column)
     out = {}
     for j, name in enumerate(header[1:], 1):
         out[name] = {}
@@ -184,7 +185,7 @@ def experiment(command):
 
 
 def test_page_the_scan_equals_the_loop_and_the_log_form_drifts_with_T(site):
-    header, body = table("python3 recurrence.py --scan")
+    header, body = table("python3 recurrence.py --scan", "relative to max abs h_t")
     rel = {(r[0], r[1], int(r[2].replace(",", ""))): float(r[5].replace(" ", "").replace(
         "×10", "e").replace("−", "-")) for r in body}
     assert max(rel.values()) <= 1e-12  # "equal ... to rounding"
@@ -194,7 +195,7 @@ def test_page_the_scan_equals_the_loop_and_the_log_form_drifts_with_T(site):
 
 
 def test_page_parity_separates_the_ranges_and_falls_with_length(site):
-    e = experiment("python3 recurrence.py --parity")
+    e = experiment("python3 recurrence.py --parity", "length")
     pos, neg = e["decay in (0, 1)"], e["decay in (-1, 1)"]
     assert all(abs(v[0] - 0.5) < 0.05 for v in pos.values())  # "stays at chance"
     assert neg["10"][3] == neg["10"][4]  # "learns parity at the trained length ... every seed"
@@ -204,14 +205,14 @@ def test_page_parity_separates_the_ranges_and_falls_with_length(site):
 
 
 def test_page_selective_copying_needs_the_input_dependent_decay(site):
-    e = experiment("python3 recurrence.py --selective")
+    e = experiment("python3 recurrence.py --selective", "length")
     (fixed,), (selective,) = e["decay fixed in time"].values(), e["decay from the input"].values()
     assert fixed[3] == 0 and 0.5 < fixed[1] and fixed[2] < 0.99  # "well above chance, short"
     assert selective[3] == selective[4]  # "solved in every seed"
 
 
 def test_page_recall_gates_at_one_half_reach_lag_10_and_b_z_2_reaches_50(site):
-    e = experiment("python3 recurrence.py --recall")
+    e = experiment("python3 recurrence.py --recall", "lag")
     for name in ("minGRU", "minLSTM"):  # "learn lags 5 and 10 in every seed, and from lag
         for lag in ("5", "10"):          # 20 on neither gets past chance in any seed"
             assert e[name][lag][3] == e[name][lag][4]
@@ -234,11 +235,10 @@ def numbers(command, column):
     return [[float(c.replace(",", "")) for c in row] for row in body]
 
 
-def test_page_on_one_core_the_scan_is_no_faster_and_the_log_form_slowest(site):
-    """18.2: 'the scan is not faster than the loop, and the log form is slower than both'
-    (measured times: a margin for a busy machine)."""
+def test_page_on_one_core_the_log_form_is_the_slowest_at_every_length(site):
+    """18.2: 'The log form ... is the slowest at every length' (measured times)."""
     for T, loop, scan, log in numbers("python3 recurrence.py --scan", "loop (ms)"):
-        assert scan > 0.8 * loop and log > max(loop, scan), (T, loop, scan, log)
+        assert log > max(loop, scan), (T, loop, scan, log)
 
 
 def test_page_attention_costs_grow_for_one_form_only(site):
@@ -248,3 +248,13 @@ def test_page_attention_costs_grow_for_one_form_only(site):
     assert [r[1] for r in rows] == sorted(r[1] for r in rows) and rows[-1][1] > 4 * rows[0][1]
     assert len({r[2] for r in rows}) == 1
     assert all(r[4] < r[5] for r in rows)
+
+
+def test_page_the_build_trains_with_the_loops_which_were_the_cheaper(site):
+    """18.3: 'numpy's loop was the cheaper, in the run above' (the two CPU times quoted
+    in that sentence of the built page)."""
+    from bs4 import BeautifulSoup
+    text = " ".join(BeautifulSoup(page_html(PAGE), "html.parser").get_text(" ").split())
+    m = re.search(r"the scans took ([0-9.]+) CPU seconds against ([0-9.]+) for the loops", text)
+    assert m, "the sentence is not on the page"
+    assert float(m.group(2)) < float(m.group(1))

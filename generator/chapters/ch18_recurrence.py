@@ -28,8 +28,8 @@ def scan_time(ctx):
 
     return ctx.figure(draw, alt=(
         f"CPU time of the three forms of the linear recurrence against T, {times.units} units: "
-        "all three grow in proportion to T on one core, the loop lowest or level with the "
-        "scan, the log form highest"))
+        "all three grow roughly in proportion to T on one core, the loop and the scan within "
+        "a small factor of each other, the log form the highest"))
 
 
 @CHAPTER.figure
