@@ -17,7 +17,7 @@ RW.define("scan", function (figure, d, kit) {
   var el = kit.el, fmt = kit.fmt;
   var num = function (x) { return fmt.fixed(x, 4, true); };
   var readout = el("p", { "class": "rw-readout" });
-  var table = el("table", {});
+  var table = el("table", { tabindex: "0" });  // it scrolls sideways on a narrow screen
   var announce;
 
   function row(label, cells, key, changed) {
@@ -55,8 +55,7 @@ RW.define("scan", function (figure, d, kit) {
   figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
   figure.appendChild(el("div", { "class": "rw-controls" }, [stage.root]));
   figure.appendChild(readout);
-  figure.appendChild(el("div", { "class": "rw-scroll", tabindex: "0", role: "region",
-                                 "aria-label": "the pairs at every position" }, [table]));
+  figure.appendChild(el("div", { "class": "rw-scroll" }, [table]));
   figure.appendChild(el("figcaption", { html: d.caption }));
   update(0);
   announce = kit.live(figure);
