@@ -1099,11 +1099,31 @@ def test_memory_widget_fits_a_phone_and_works_by_touch(tab):
 
 # -- loading, weight, no JavaScript ------------------------------------------------------
 
+# -- chapter 18: the scan, round by round ----------------------------------------------
+
+def test_the_scan_widget_shows_what_recurrence_py_scan_prints_every_round(shared):
+    """Every round's name and B_t, then the scan's and the loop's h_t, against the table
+    `recurrence.py --scan` prints ('trace')."""
+    trace = next(t for t in tables("recurrence.py", "--scan") if t[0][1] == "what it does")
+    header, rows = trace[0], trace[1:]
+    T, rounds = len(header) - 2, [r for r in rows if r[0] != ""]
+    t = shared("ch18-recurrence/")
+    host = t.widget("scan_widget")
+    got = sweep(host, [{"stage": k} for k in range(len(rounds))])
+    for row, seen in zip(rounds, got):
+        assert (seen["round"], [seen[f"B{j}"] for j in range(T)]) == (row[1], row[2:])
+    assert [got[-1][f"h{j}"] for j in range(T)] == rows[-2][2:]  # a_t B_t + b_t
+    assert [got[-1][f"loop{j}"] for j in range(T)] == rows[-1][2:]
+    assert not any(got[0][f"h{j}"] for j in range(T)), "h_t shown before the last round"
+    t.check_clean()
+
+
 WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
            "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
            "ch15-memory/": ("memory_widget",),
-           "ch16-training/": ("clip_widget",)}
+           "ch16-training/": ("clip_widget",),
+           "ch18-recurrence/": ("scan_widget",)}
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))

@@ -1,0 +1,86 @@
+"""Chapter 18, recurrence returns: the figures of docs/ch18-recurrence.md, from
+docs/code/recurrence.py. Its tables and numbers need no code here: the page names them
+(<!-- gen table recall from recurrence.py --recall -->)."""
+
+from generator.chapter import Chapter
+
+CHAPTER = Chapter("ch18-recurrence.md", "recurrence.py", data=("timemachine.txt",))
+
+MARKS = ("o", "s", "^")
+
+
+@CHAPTER.figure
+def scan_time(ctx):
+    times = ctx.record("--scan").times
+    forms = ("loop", "Blelloch scan", "log-space cumsum")
+    rows = [list(row) for row in times.rows]
+    T = [row[0] for row in rows]
+
+    def draw(ax, colors):
+        for k, form in enumerate(forms):
+            ax.plot(T, [row[1 + k] for row in rows], marker=MARKS[k],
+                    color=colors.series[k], label=form)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length T")
+        ax.set_ylabel("CPU ms, numpy, one core")
+        ax.legend(loc="upper left")
+
+    return ctx.figure(draw, alt=(
+        f"CPU time of the three forms of the linear recurrence against T, {times.units} units: "
+        "all three grow roughly in proportion to T on one core, the loop and the scan within "
+        "a small factor of each other, the log form the highest"))
+
+
+@CHAPTER.figure
+def parity(ctx):
+    e = ctx.record("--parity")
+    lengths = list(e.test_length)
+
+    def draw(ax, colors):
+        for k, name in enumerate(e.cells):
+            for s in range(e.seeds):
+                ax.plot(lengths, [column[s] for column in e.accuracy[name]],
+                        color=colors.series[k], alpha=0.35, linewidth=1)
+            ax.plot(lengths, list(e.mean_accuracy[name]), marker=MARKS[k],
+                    color=colors.series[k], label=f"{name}, mean of {e.seeds} seeds")
+        ax.axhline(0.5, color=colors.muted, linestyle=":", linewidth=1)
+        ax.axvline(e.train_length[0], color=colors.muted, linestyle="--", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0.4, 1.02)
+        ax.set_xlabel("test length (trained up to 10, dashed)")
+        ax.set_ylabel("test accuracy")
+        ax.legend(loc="upper right")
+
+    return ctx.figure(draw, alt=(
+        "Parity accuracy against test length for the two decay ranges, every seed: the decay "
+        "in (0, 1) stays at chance at every length; the decay in (-1, 1) is near 1 at the "
+        "trained length and falls towards chance as the strings grow longer"))
+
+
+@CHAPTER.widget
+def scan_widget(ctx):
+    """The scan round by round (docs/assets/widgets/scan.js): the pairs recurrence.py's
+    compute_scan_trace recorded, looked up, never recomputed. The rows of B it shows are
+    the printed table's (`python3 recurrence.py --scan`, 'trace'): checked here."""
+    trace = ctx.record("--scan").trace
+    printed = [line.split("|")[3:-1] for line in ctx.run("--scan").tables["trace"].splitlines()[2:]]
+    for (_, _, _, B), shown in zip(trace.stages, printed):
+        assert [f"{x:+.4f}" for x in B] == [c.strip() for c in shown], "trace table and record differ"
+    return ctx.widget("scan", {
+        "title": f"Blelloch's scan over {len(trace.b)} steps, one round at a time",
+        "caption": "Each round composes pairs of steps, <em>(a<sub>1</sub>, b<sub>1</sub>) then "
+                   "(a<sub>2</sub>, b<sub>2</sub>) = (a<sub>1</sub>a<sub>2</sub>, "
+                   "a<sub>2</sub>b<sub>1</sub> + b<sub>2</sub>)</em>, at the marked positions "
+                   "only; all of a round's compositions could run at once. After the last round "
+                   "B<sub>t</sub> is h<sub>t&minus;1</sub>, and a<sub>t</sub>B<sub>t</sub> + "
+                   "b<sub>t</sub> is the loop's h<sub>t</sub>. The numbers are "
+                   "<code>recurrence.py</code>'s (<code>compute_scan_trace</code>).",
+        "T": len(trace.b), "a": floats(trace.a), "b": floats(trace.b),
+        "h_loop": floats(trace.h_loop), "h_scan": floats(trace.h_scan),
+        "stages": [{"name": name, "changed": [int(t) for t in changed], "A": floats(A),
+                    "B": floats(B)} for name, changed, A, B in trace.stages]})
+
+
+def floats(values):
+    return [float(x) for x in values]
