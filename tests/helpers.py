@@ -345,6 +345,21 @@ def table_blocks(text):
     return blocks
 
 
+def measured_tables(text):
+    """The tables of a run whose caption, the paragraph just before, starts with `time:`:
+    they hold times measured as the run ran (the scripts' convention, as for `time:`
+    lines), which no second run prints again to the digit."""
+    lines, found = text.splitlines(), []
+    for table in table_blocks(text):
+        first = lines.index(table.splitlines()[0])
+        caption = first - 2  # a blank line between the caption and the table
+        while caption > 0 and lines[caption - 1].strip():
+            caption -= 1
+        if caption >= 0 and lines[caption].startswith("time:"):
+            found.append(table)
+    return found
+
+
 def cells_of_markdown(table):
     rows = []
     for line in table.splitlines():
