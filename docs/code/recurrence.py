@@ -1062,6 +1062,23 @@ OPTIONS = {"lags": ("recall",), "steps": ("recall", "parity", "selective"),
            "seeds": ("recall", "parity", "selective"), "epochs": ("chars",)}
 
 
+# CPU seconds of each report at its defaults, as the builds measured them (one core, a
+# busy machine): a run's estimate scales them by the work its flags ask for.
+BUILT_SECONDS = {"recall": 82.0, "parity": 5.0, "selective": 15.0, "chars": 10.0}
+
+
+def estimate_seconds(args):
+    """About how long the chosen reports train (the harness refuses a command past an
+    hour); --scan, --gradcheck and --attention take seconds whatever the flags."""
+    seeds = (args.seeds or SEEDS) / SEEDS
+    work = {"recall": sum(lag + 5 for lag in (args.lags or LAGS))
+                      / sum(lag + 5 for lag in LAGS) * (args.steps or R_STEPS) / R_STEPS * seeds,
+            "parity": (args.steps or P_STEPS) / P_STEPS * seeds,
+            "selective": (args.steps or S_STEPS) / S_STEPS * seeds,
+            "chars": (args.epochs or C_EPOCHS_BUILT) / C_EPOCHS_BUILT}
+    return sum(BUILT_SECONDS[r] * work[r] for r in args.chosen if r in work)
+
+
 def add_options(parser):
     parser.add_argument("--lags", metavar="L,L", type=lag_list,
                         help=f"--recall: the lags, up to five, each up to {MAX_LAG} (default "
@@ -1082,6 +1099,8 @@ def add_options(parser):
 # ---------------------------------------------------------------------------
 
 NAME = os.path.basename(__file__)  # rnn.py, as the command line names it
+MAX_FILE_BYTES = 10_000_000  # a file named on the command line: a larger one is refused
+LONGEST_HOURS = 1  # a command estimate_seconds(args) puts past this is refused
 
 
 class Printer:
@@ -1124,9 +1143,28 @@ def number(kind, low, high):  # an argparse type: a number of kind (int or float
     def check(text):  # not a number: kind raises ValueError, "invalid int value: 'x'"
         if not low <= kind(text) <= high:  # (nan fails it too)
             raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
-        return kind(text)
+        return kind(text) + 0  # -0.0 becomes 0.0 (numpy refuses a scale of -0.0)
     check.__name__ = kind.__name__
     return check
+
+
+def read_file(path, what):
+    """The text of a file named on the command line. Refused, in one line, if it cannot be
+    read, is not UTF-8 or is larger than MAX_FILE_BYTES (only that much is read, so
+    /dev/zero stops there). what: how the message names it ("the corpus")."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise Refused(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise Refused(f"cannot read {what} {path}: larger than {MAX_FILE_BYTES:,} bytes "
+                      "(cut the file down)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"cannot read {what} {path}: not UTF-8 text (byte "
+                      f"0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 def parse_args(argv=None):
@@ -1144,7 +1182,13 @@ def parse_args(argv=None):
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}."""
+    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}.
+    Refused first, saying the estimate, if the script's estimate_seconds(args) is more than
+    LONGEST_HOURS: one rule, in every script, for a command that would run for hours."""
+    hours = estimate_seconds(args) / 3600
+    if hours > LONGEST_HOURS:
+        raise Refused(f"this command would run for about {hours:.1f} hours (an estimate; over "
+                      f"{LONGEST_HOURS:g} h is refused): ask for fewer steps, epochs or lags")
     records = {}
     for flag in args.chosen:
         out.gap = "\n\n" if records else ""
@@ -1153,8 +1197,8 @@ def run(args, out):
 
 
 def main(argv=None):
-    args = parse_args(argv)
     try:
+        args = parse_args(argv)
         if np is None:
             raise Refused("needs numpy: pip install numpy")
         records = run(args, Printer())
@@ -1164,6 +1208,9 @@ def main(argv=None):
             why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
             print(f"{NAME}: {why}", file=sys.stderr)
         return 0 if isinstance(exc, BrokenPipeError) else 1
+    except KeyboardInterrupt:  # Ctrl-C: one line, and the status a shell expects (128 + 2)
+        print(f"{NAME}: interrupted", file=sys.stderr)
+        return 130
     return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
 
 # ------------------------------------------------------------- end of the harness
