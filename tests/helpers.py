@@ -266,8 +266,20 @@ _built_modules = {}
 
 
 def without_times(text):
-    """A run's output without its measured times (lines starting with 'time:')."""
-    return "\n".join(line for line in text.splitlines() if not line.startswith("time:"))
+    """A run's output without its measured times: lines starting with 'time:', and the
+    cells of measured columns in its tables (MEASURED)."""
+    measured = set(measured_tables(text))
+    out = []
+    for block in re.split(r"(\n\n)", text):
+        if block in measured:
+            rows = [line.split("|") for line in block.splitlines()]
+            cols = {j for j, h in enumerate(rows[0]) if MEASURED.search(h)}
+            block = "\n".join("|".join("~" if j in cols and n > 1 else c
+                                        for j, c in enumerate(row))
+                               for n, row in enumerate(rows))
+        out.append(block)
+    return "\n".join(line for line in "".join(out).splitlines()
+                     if not line.startswith("time:"))
 
 
 # -- gradients: the tests' own oracle ---------------------------------------------------
@@ -345,19 +357,24 @@ def table_blocks(text):
     return blocks
 
 
+# A column of times measured as the run ran ("CPU s", "loop (ms)", "softmax (us/token)"):
+# no second run prints them again to the digit, as with `time:` lines.
+MEASURED = re.compile(r"CPU s\b|\(ms\)|\bms\b|us/token|µs|\bseconds?\b")
+
+
 def measured_tables(text):
-    """The tables of a run whose caption, the paragraph just before, starts with `time:`:
-    they hold times measured as the run ran (the scripts' convention, as for `time:`
-    lines), which no second run prints again to the digit."""
-    lines, found = text.splitlines(), []
-    for table in table_blocks(text):
-        first = lines.index(table.splitlines()[0])
-        caption = first - 2  # a blank line between the caption and the table
-        while caption > 0 and lines[caption - 1].strip():
-            caption -= 1
-        if caption >= 0 and lines[caption].startswith("time:"):
-            found.append(table)
-    return found
+    """The tables of a run with a column of measured times (MEASURED)."""
+    return [t for t in table_blocks(text)
+            if any(MEASURED.search(h) for h in t.splitlines()[0].split("|"))]
+
+
+def masked(rows):
+    """Rows of cells with the cells of measured columns (MEASURED) replaced by '~'."""
+    if not rows:
+        return rows
+    cols = {j for j, h in enumerate(rows[0]) if MEASURED.search(h)}
+    return [rows[0]] + [[("~" if j in cols else c) for j, c in enumerate(row)]
+                        for row in rows[1:]]
 
 
 def cells_of_markdown(table):

@@ -27,8 +27,9 @@ PAGES = (site_pages(SITE) + ["404.html"]) if SITE.is_dir() else ["<site not buil
 CHAPTER_PAGES = [ch.page[:-3] + "/" for ch in CHAPTERS]
 # bytes, uncompressed, everything a chapter loads as it opens: 450,000 until a chapter opened
 # with its picture (14-34 KB) and the site served its typeface (IBM Plex Sans, three files of
-# 23 KB); chapter 16 then loaded 544,274
-FIRST_LOAD_BUDGET = 560_000
+# 23 KB); chapter 16 then loaded 544,274, and 560,396 once issue 28's corrections and code
+# quotes and issue 30's controls were in (the largest of the seven)
+FIRST_LOAD_BUDGET = 575_000
 PHONE = {"width": 390, "height": 844}
 
 # TeX that would be on screen if a formula escaped the MathML hook.

@@ -348,7 +348,8 @@ def test_every_partial_seed_is_accounted_for(site):
                 if 0.4 <= a < LEARNED and not any(abs(a - ka) < 0.06 and abs(loss - kl) < 0.06
                                                   for ka, kl in kinds):
                     other.append((lag, a, loss))
-    named = re.findall(r"at lag (\d+), an accuracy of ([0-9.]+) with a loss of ([0-9.]+)", block)
+    number = r"([0-9]+(?:\.[0-9]+)?)"  # not the full stop after it
+    named = re.findall(rf"at lag (\d+), an accuracy of {number} with a loss of {number}", block)
     assert [(int(lag), float(a), float(l)) for lag, a, l in named] == \
         [(lag, round(a, 3), round(loss, 2)) for lag, a, loss in other]
     if other:

@@ -337,15 +337,18 @@ def test_at_lag_50_the_irnn_is_ahead_and_the_orthogonal_start_about_level(init, 
     assert abs(ortho - best) <= 0.06
 
 
-def test_at_lag_100_no_plain_start_reaches_further_than_the_lstm(init):
+def test_at_lag_100_the_irnn_is_still_ahead_and_the_orthogonal_start_near_chance(init):
     """'Lag 100 turns it round: the IRNN reaches a mean accuracy of a (k seeds learned),
-    the orthogonal start o (j), and chapter 15's LSTM with b_f = 2 l. ... reaches as far
-    as the gated cells, not further.' Every number in the sentence is the tables'."""
+    the orthogonal start o (j), and chapter 15's LSTM with b_f = 2 l. There the two starts
+    part: the IRNN ... is still ahead of the best gated cell, while the orthogonal start
+    with tanh is near chance.' Every number in the sentence is the tables'. (Issue 28's
+    review measured IRNN 0.82, 3 of 4; a build on an AVX-512 CPU, before the BLAS kernel
+    was pinned, had 0.65 and the sentence said the opposite.)"""
     irnn, ortho = init["U = I, ReLU", 100], init["orthogonal U, tanh", 100]
     gated = chapter15_at(100)
-    assert spread(irnn[2])[0] <= gated["LSTM b_f=2"][0]
-    assert spread(ortho[2])[0] < gated["LSTM b_f=2"][0]
-    assert spread(irnn[2])[0] > gated["GRU"][0] and seeds_learned(irnn) >= 1  # as far as
+    assert spread(irnn[2])[0] > max(acc[0] for acc in gated.values())  # ahead of the best
+    assert seeds_learned(irnn) > seeds_learned(ortho) == 0
+    assert spread(ortho[2])[0] <= 0.35  # near chance (0.25)
     words = said(r"Lag 100 turns it round: the IRNN reaches a mean accuracy of ([0-9.]+) "
                  r"\((\d+) seeds learned\), the orthogonal start ([0-9.]+) \((\d+)\), and "
                  r"chapter 15's LSTM with bf=2 ([0-9.]+)\.")

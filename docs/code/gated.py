@@ -89,7 +89,9 @@ MEASURE_SEED = 0
 
 
 def sigmoid(z):
-    return 1 / (1 + np.exp(-z))
+    """1 / (1 + exp(-z)), computed as (1 + tanh(z / 2)) / 2, as gru.py does and the page's
+    widgets do: the same function, never overflowing, the same last bits in both."""
+    return 0.5 * (1 + np.tanh(0.5 * z))
 
 
 # ---------------------------------------------------------------------------

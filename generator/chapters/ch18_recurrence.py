@@ -10,6 +10,22 @@ MARKS = ("o", "s", "^")
 
 
 @CHAPTER.figure
+def lead(ctx):
+    e = ctx.record("--recall").experiment
+    return ctx.lead([(name, e.test_length, e.mean_accuracy[name]) for name in e.cells],
+                    xlabel="lag (steps)", ylabel="test accuracy", xlog=True, ylim=(0, 1.05),
+                    alt="Mean test accuracy against lag on chapter 15's recall task for the "
+                        "minGRU, the minLSTM and the minGRU with an update-gate bias: each "
+                        "holds the short lags and falls to chance further back, the biased "
+                        "minGRU furthest",
+                    caption="The chapter in one picture: recurrences linear in their state, "
+                            "trainable with a parallel scan, on chapter 15's recall task, as "
+                            "mean test accuracy over seeds against the lag "
+                            "(<code>python3 recurrence.py --recall</code>; section 18.3 shows "
+                            "every seed).")
+
+
+@CHAPTER.figure
 def scan_time(ctx):
     times = ctx.record("--scan").times
     forms = ("loop", "Blelloch scan", "log-space cumsum")
