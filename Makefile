@@ -43,7 +43,7 @@ $(AXE): package.json package-lock.json
 test: build $(AXE) ## Build, then run every test (browser tests need /usr/bin/chromium, axe-core needs npm)
 	$(PY) -m pytest
 
-check: $(STAMP) ## The quick loop while editing (under 2 min): the tests that need no copy of the project, no notebook and no browser, on the site as last built
+check: $(STAMP) ## The quick loop while editing: the tests that need no copy of the project, no notebook and no browser, on the site as last built
 	@test -f site/index.html || { echo "make: no site/ yet: run make build first"; exit 1; }
 	$(PY) -m pytest -q -x -m "not slow and not browser and not compat" -p no:cacheprovider
 
