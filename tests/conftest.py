@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import uuid
 
 from generator.runs import blas_kernel  # imports no numpy
 
@@ -36,11 +37,20 @@ SLOW_MODULES = {"test_build_failures", "test_generator", "test_reproducible", "t
                 "test_notebooks", "test_page_matches_script"}
 
 
+# Modules whose tests share a costly fixture (a build of a copy, a visit of every page),
+# each kept on one worker of `pytest -n` (--dist loadgroup), so that it is made once.
+TOGETHER = {"test_build_failures": "built-project", "test_serve": "built-project",
+            "test_browser": "visits", "test_generator": "built-copy",
+            "test_deploy": "deployed", "test_new_chapter": "with-toy"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.module.__name__ in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+        if item.module.__name__ in TOGETHER:
+            item.add_marker(pytest.mark.xdist_group(TOGETHER[item.module.__name__]))
 
 
 def pytest_collection_finish(session):
@@ -57,14 +67,30 @@ def pytest_collection_finish(session):
             needed.update(m.script for m in pages.get(params["page"], []))
     chapters = [ch for ch in CHAPTERS if ch.script in needed and (SITE / ch.notebook).is_file()]
     for ch in sorted(chapters, key=helpers.recorded_seconds, reverse=True):
-        helpers._pending[ch.script] = helpers._background.submit(helpers._run_notebook, ch)
+        helpers._pending[ch.script] = helpers._background.submit(helpers.claim_notebook, ch)
 
 
-def pytest_sessionfinish():
+def pytest_sessionfinish(session, exitstatus):
+    """Runs not started are dropped; a notebook under way is stopped if the session was
+    interrupted, else finished (another worker may be waiting for it)."""
     for future in helpers._pending.values():
         future.cancel()
-    for process in list(helpers._processes):
-        process.kill()
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        for process in list(helpers._processes):
+            process.kill()
+    helpers._background.shutdown(wait=True)
+    if not hasattr(session.config, "workerinput"):  # the controller, or the only process
+        shutil.rmtree(helpers.SHARED_RUNS, ignore_errors=True)
+        if getattr(session.config.option, "testrunuid", None):
+            shutil.rmtree(helpers.shared_runs(session.config.option.testrunuid), ignore_errors=True)
+
+
+def pytest_configure(config):
+    """Under xdist, the id its workers share, chosen here so that the controller knows it
+    (to remove their notebook runs when they are done)."""
+    if not hasattr(config, "workerinput") and hasattr(config.option, "testrunuid") \
+            and config.option.testrunuid is None:
+        config.option.testrunuid = uuid.uuid4().hex
 
 
 # -- fixtures ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ without editing a test.
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -96,7 +97,10 @@ def run_loaded(name, code, timeout=300):
 # a fresh kernel (test_notebooks checks that a shell prints the same), and the others are
 # run alone: each command once per session.
 # The notebooks of the chapters the selected tests need start in the background when the
-# session starts, the costliest first, one at a time, while the other tests run.
+# session starts, the costliest first, one at a time, while the other tests run. Under
+# pytest-xdist (`make test` runs two workers) each notebook runs once for the session: the
+# worker that claims it first runs it and leaves what it printed in SHARED_RUNS, where the
+# other worker reads it (claim_notebook, shared_notebook_run).
 
 _outputs = {}  # command -> what it printed
 _notebook_runs = {}  # script -> {command: printed text} of its notebook's fresh run
@@ -117,6 +121,53 @@ NotebookClient(nb, timeout=1800, kernel_name="python3",
                resources={"metadata": {"path": folder}}).execute()
 nbformat.write(nb, path)
 """
+
+
+# The session's id, the same in every worker of one `pytest -n` run (xdist sets it), or
+# this process's own where the tests run in one process.
+def shared_runs(session):
+    return ROOT / "build" / "test-runs" / f"notebooks-{session}"
+
+
+SHARED_RUNS = shared_runs(os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}")
+
+
+def claim_notebook(ch):
+    """Run ch's notebook if no other worker of this session has claimed it ({command:
+    printed text}, also written to SHARED_RUNS), else None: the claimant's run is read
+    with shared_notebook_run."""
+    SHARED_RUNS.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(SHARED_RUNS / f"{ch.stem}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None
+    try:
+        cells = _run_notebook(ch)
+    except BaseException as error:  # the other worker fails with the same message
+        _write_atomic(SHARED_RUNS / f"{ch.stem}.error", f"{ch.notebook}: {error}")
+        raise
+    _write_atomic(SHARED_RUNS / f"{ch.stem}.json", json.dumps(cells))
+    return cells
+
+
+def shared_notebook_run(ch, timeout=3600):
+    """The run of ch's notebook that another worker claimed, when it has finished."""
+    done, failed = SHARED_RUNS / f"{ch.stem}.json", SHARED_RUNS / f"{ch.stem}.error"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done.is_file():
+            return json.loads(done.read_text("utf-8"))
+        if failed.is_file():
+            raise AssertionError(f"in another worker: {failed.read_text('utf-8')}")
+        time.sleep(0.5)
+    raise AssertionError(f"{ch.notebook}: another worker claimed its run and has not "
+                         f"finished it in {timeout} s")
+
+
+def _write_atomic(path, text):
+    part = path.with_name(path.name + f".{os.getpid()}.part")
+    part.write_text(text, "utf-8")
+    os.replace(part, path)
 
 
 def run_cells(nb):
@@ -167,7 +218,8 @@ def run_alone(command):
     """The command's script (and data) copied to an empty folder and run there."""
     _, script, *args = shlex.split(command)
     ch = next(ch for ch in CHAPTERS if ch.script == script)
-    folder = ROOT / "build" / "test-runs" / hashlib.sha256(command.encode()).hexdigest()[:12]
+    folder = ROOT / "build" / "test-runs" / \
+        f"{hashlib.sha256(command.encode()).hexdigest()[:12]}-{os.getpid()}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     for f in (script, *ch.data):
@@ -204,9 +256,11 @@ def _run_jobs(commands, force=()):
     for ch in CHAPTERS:
         if ch.script in scripts and ch.script not in _notebook_runs \
                 and (SITE / ch.notebook).is_file():
-            future = _pending.get(ch.script) or _background.submit(_run_notebook, ch)
+            future = _pending.get(ch.script) or _background.submit(claim_notebook, ch)
             _pending[ch.script] = future
             cells = future.result()
+            if cells is None:  # another worker runs it
+                cells = shared_notebook_run(ch)
             with _lock:
                 _notebook_runs[ch.script] = cells
                 for command, text in cells.items():

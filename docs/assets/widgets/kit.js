@@ -152,7 +152,7 @@
     if (text === "") return { error: "empty: type " + range };
     if (text.length > o.maxLength) return { error: "too long: at most " + o.maxLength + " characters" };
     if (!NUMBER.test(text)) return { error: "not a number: \u201c" + text + "\u201d; type " + range };
-    var x = Number(text);
+    var x = Number(text) + 0;  // -0 becomes 0, as the scripts read it (gated.py's number())
     if (!(x >= o.min && x <= o.max)) return { error: "out of range: " + text + "; type " + range };
     return { value: x, text: text };
   }
