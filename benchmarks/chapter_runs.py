@@ -26,7 +26,7 @@ for _var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from generator import markers as marker_syntax  # noqa: E402
-from generator.codepage import report_commands  # noqa: E402
+from generator.contract import report_commands  # noqa: E402
 
 
 def main(argv=None):

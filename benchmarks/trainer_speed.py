@@ -12,7 +12,6 @@ shared: run it on an idle machine.
 """
 
 import argparse
-import json
 import os
 import statistics
 import time

@@ -11,7 +11,7 @@ import traceback
 
 from .chapter import ROOT, GeneratorError
 from .lock import identity
-from .runs import describe
+from .chapter import describe
 
 
 def parse_args(argv=None):

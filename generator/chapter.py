@@ -56,6 +56,18 @@ class Served:
     usage: str  # Python run beside the file; what it prints is shown under it
 
 
+def describe(exc, generator_too=False):
+    """An exception in one line, with the deepest place in a served script or a chapter
+    module where it happened (generator_too: or anywhere in generator/, for its own bugs)."""
+    ours = (str(CODE), str(ROOT / "generator" / ("" if generator_too else "chapters")))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(ours)]
+    where = ""
+    if frames:
+        f = frames[-1]
+        where = f" (at {Path(f.filename).relative_to(ROOT).as_posix()}:{f.lineno}, in {f.name})"
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
 def log(message):
     """A line on stderr, in one write: the lines of parallel workers do not interleave."""
     sys.stderr.write(message + "\n")

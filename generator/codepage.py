@@ -110,20 +110,6 @@ def listing(source, anchored=()):
     return "\n".join(out)
 
 
-def report_commands(script_module, name):
-    """(argv, description) for every report, in order. A report that alone runs with no
-    flag (gru.py's training) is shown as the bare command; the others by their flag, or
-    by the example the script gives for a report that needs options (EXAMPLES)."""
-    default, reports = tuple(script_module.DEFAULT), script_module.REPORTS
-    examples = getattr(script_module, "EXAMPLES", {})  # reports that need options
-    runs = []
-    for flag, (help_text, _) in reports.items():
-        argv = () if default == (flag,) and len(reports) > 1 else (f"--{flag}",)
-        argv = tuple(examples.get(flag, argv))
-        runs.append((argv, help_text[:1].upper() + help_text[1:] + "."))
-    return runs
-
-
 def colab_url(colab, notebook):
     """Colab's address of the notebook as `make deploy` publishes it."""
     return (f"https://colab.research.google.com/github/{colab['repository']}/blob/"
@@ -187,18 +173,6 @@ def notebook(chapter, summary, runs, page_url, colab):
         cell["id"] = f"cell-{index:02d}"
     nbformat.validate(nb)
     return (nbformat.writes(nb) + "\n").encode("utf-8")
-
-
-def default_sentence(script_module):
-    """What the script does with no flag, in words."""
-    default, flags = list(script_module.DEFAULT), list(script_module.REPORTS)
-    if default == flags:
-        return "With no flag it prints every report below, in order; with flags, those reports."
-    if len(default) == 1:
-        return (f"With no flag it runs `--{default[0]}`, the first report below; each flag "
-                "runs another.")
-    return ("With no flag it prints " + ", ".join(f"`--{f}`" for f in default)
-            + ", in order; the other reports are commands of their own.")
 
 
 def page(chapter, title, summary, runs, colab, default_text, served=(), anchored=()):

@@ -3,7 +3,7 @@
 Not imported by the generator. Every script in docs/code/ ends with the lines
 between the two rules below, exactly as they stand here, then its
 ``if __name__ == "__main__": sys.exit(main())``. The build checks each copy
-against this file (generator/runs.py, ``check_harness``) and fails on the
+against this file (generator/contract.py, ``check_harness``) and fails on the
 first line that differs, naming the script and the line. docs/building.md
 says what a script defines for the harness to work: REPORTS, DEFAULT,
 OPTIONS, estimate_seconds(args), add_options(parser), the exception Refused, and the

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import chapter as registry
 from . import markers as marker_syntax
-from . import runs
+from . import contract, runs
 from .cache import FileHashes, PageCache, check_usable, page_cache_dir, run_cache_dir
 from .chapter import CODE, ROOT, GeneratorError, log
 from .site import Site
@@ -101,7 +101,7 @@ class Pipeline:
         from mkdocs.structure.files import File
 
         for ch in self.chapters:  # cheap, and a page-cache hit would skip it in a worker
-            runs.check_harness(ch.script, (CODE / ch.script).read_text("utf-8", "replace"))
+            contract.check_harness(ch.script, (CODE / ch.script).read_text("utf-8", "replace"))
         pages = self._pages(files)
         # The site's markers first: they are checked in a moment, the chapters' take workers.
         self.site = Site(self.chapters, self.colab, pages)

@@ -3,7 +3,7 @@
 ``python -m generator harness`` writes the block of generator/harness.py into every
 served script (docs/code/*.py that carries one), in place of the copy it has; with
 ``--check`` it writes nothing and fails, naming the script and the line, where a copy
-differs (the build makes the same check, generator/runs.py ``check_harness``).
+differs (the build makes the same check, generator/contract.py ``check_harness``).
 
 ``python -m generator new-chapter 18 recurrence recurrence.py "Recurrence returns"``
 writes a chapter that builds and passes the generic tests as made: the script (with the
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from .chapter import CODE, DOCS, ROOT, GeneratorError
-from .runs import HARNESS, HARNESS_END, HARNESS_OPEN, check_harness, harness_lines
+from .contract import HARNESS, HARNESS_END, HARNESS_OPEN, check_harness, harness_lines
 
 
 def write_atomic(path, text):

@@ -15,14 +15,14 @@ an unknown name, on a page its producer does not serve, or in the wrong place, f
 the build with the page and the line, and so does a page that lacks one it must show.
 """
 
-import ast
 import posixpath
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict
 
+from . import contract
 from . import markers as marker_syntax
-from .chapter import CODE, GeneratorError
+from .chapter import GeneratorError
 from .codepage import colab_url
 
 HOME = "index.md"
@@ -112,7 +112,7 @@ def entry(chapter, text):
     if not heading:
         raise GeneratorError(f"docs/{chapter.page}: no title: the page starts with "
                              "`# NN. Title`, which the home page and the navigation show")
-    summary = str(meta.get("description") or "").strip() or script_summary(chapter.script)
+    summary = str(meta.get("description") or "").strip() or contract.docstring_summary(chapter.script)
     return ChapterEntry(chapter, heading.group(1), summary)
 
 
@@ -122,18 +122,6 @@ def front_matter(text):
 
     body, meta = get_data(text)
     return meta, body
-
-
-def script_summary(name):
-    """The first line of docs/code/<name>'s docstring without 'name.py: ', as a
-    sentence (the code page's summary), read without running the script."""
-    try:
-        doc = ast.get_docstring(ast.parse((CODE / name).read_text("utf-8"))) or ""
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        doc = ""  # the build names the script's own problem elsewhere
-    first = doc.strip().splitlines()[0] if doc.strip() else ""
-    first = first[len(name) + 2:].strip() if first.startswith(f"{name}: ") else first
-    return (first[:1].upper() + first[1:]).rstrip(".") + "." if first else ""
 
 
 # -- the producers -------------------------------------------------------------------

@@ -39,9 +39,9 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from . import chapter as registry  # noqa: E402
-from . import codepage, runs  # noqa: E402
+from . import codepage, contract, runs  # noqa: E402
 from .cache import RunCache, sha256  # noqa: E402
-from .chapter import CODE, GENERATOR, ROOT, GeneratorError  # noqa: E402
+from .chapter import CODE, GENERATOR, ROOT, GeneratorError, describe  # noqa: E402
 from .context import Context, served_file  # noqa: E402
 from .tables import command, command_table, console_block, format_value  # noqa: E402
 
@@ -53,7 +53,7 @@ def compute(job, out, doing=lambda what: None):
     """Every fragment and file the job asks for: ({marker key: markdown}, {path: sha256},
     {file a producer quoted: its sha256 as read}). doing(what) says what it does now."""
     name = job["script"]
-    script = runs.load_script(name)
+    script = contract.load_script(name)
     cache = RunCache()  # $RNN_EXPLAINER_CACHE, inherited from the build
     chapter = registry.load(job["chapter"]) if job["chapter"] else None
     data = tuple(job["data"])
@@ -199,7 +199,7 @@ def producer_fragment(m, chapter, ctx, where):
                              "build installs the pinned requirements into .venv") from None
     except Exception as exc:
         raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.kind} "
-                             f"{producer.name} failed: {runs.describe(exc)}") from None
+                             f"{producer.name} failed: {describe(exc)}") from None
     if not isinstance(text, str) or not text.strip():
         raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} "
                              "returned no text")
@@ -215,12 +215,12 @@ def code_page(job, chapter, script, get_run, files, anchored=()):
     definitions the pages quote (code markers), each with an anchor on the code page."""
     name = chapter.script
     listed = [(command(name, argv), description, get_run(argv))
-              for argv, description in codepage.report_commands(script, name)]
-    summary = runs.summary(script, name)
+              for argv, description in contract.report_commands(script, name)]
+    summary = contract.summary(script, name)
     served = [(s, len(data), run_usage(chapter, s, data))
               for s in chapter.served for data in [served_file(s, get_run, files)]]
     files[chapter.code_page] = codepage.page(chapter, job["title"], summary, listed,
-                                             job["colab"], codepage.default_sentence(script),
+                                             job["colab"], contract.default_sentence(script),
                                              served, anchored).encode("utf-8")
     files[chapter.notebook] = codepage.notebook(chapter, summary, listed, job["page_url"],
                                                 job["colab"])
@@ -322,7 +322,7 @@ def main(argv=None):
         return 130
     except Exception as exc:  # a bug in the generator itself: one line, with where
         result = {"error": f"the worker for docs/code/{job['script']} failed in the generator "
-                           f"itself: {runs.describe(exc, generator_too=True)}"}
+                           f"itself: {describe(exc, generator_too=True)}"}
         status = 1
     (out / "result.json").write_text(json.dumps(result), "utf-8")
     return status

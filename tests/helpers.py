@@ -249,8 +249,6 @@ def outputs_of(commands):
 def _run_jobs(commands, force=()):
     """Wait for the notebooks that run these commands (or force's), started with the
     session or now; then run each command no notebook runs, alone, two at a time."""
-    import nbformat
-
     todo = [c for c in commands if c not in _outputs]
     scripts = {shlex.split(c)[1] for c in todo} | {ch.script for ch in force}
     for ch in CHAPTERS:
@@ -297,13 +295,13 @@ def built_run(script, *args):
     """The build's run of `python3 <script> <args>` ({"text", "seconds", ...}), read from
     the run cache (its entry is keyed by the script's bytes, its data, the flags, Python
     and numpy, and checked by its hash), or None where the build has not run it."""
-    from generator import runs
+    from generator import contract, runs
     from generator.cache import RunCache
 
     ch = next(ch for ch in CHAPTERS if ch.script == script)
     module = _built_modules.get(script)
     if module is None:
-        module = _built_modules[script] = runs.load_script(script)
+        module = _built_modules[script] = contract.load_script(script)
     return RunCache().load(script, runs.run_key(module, ch.data, tuple(args)))
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from helpers import BASE, CHAPTERS, ROOT, SITE, run_axe, site_pages
+from helpers import BASE, CHAPTERS, SITE, run_axe, site_pages
 
 pytestmark = pytest.mark.browser
 

@@ -392,12 +392,13 @@ def test_serve_on_a_port_in_use_says_so_before_building(project):
 
 @pytest.fixture
 def scripts(tmp_path, monkeypatch):
-    """A copy of docs/code/ in a project folder of its own, which generator.runs loads
+    """A copy of docs/code/ in a project folder of its own, which generator.contract loads
     scripts from; returns its docs/code folder."""
-    from generator import runs
+    from generator import contract, runs
 
     code = tmp_path / "docs" / "code"
     shutil.copytree(ROOT / "docs" / "code", code)
+    monkeypatch.setattr(contract, "CODE", code)
     monkeypatch.setattr(runs, "CODE", code)
     monkeypatch.setattr(runs, "ROOT", tmp_path)
     return code
@@ -412,10 +413,10 @@ def stage_error(func, *args):
 
 
 def cached_run(name, *argv):
-    from generator import runs
+    from generator import contract, runs
     from generator.cache import RunCache
 
-    return runs.run_command(runs.load_script(name), name, argv, (), RunCache())
+    return runs.run_command(contract.load_script(name), name, argv, (), RunCache())
 
 
 def test_unknown_table():
@@ -439,9 +440,9 @@ def test_unknown_value():
 
 
 def test_unknown_report_names_the_valid_ones():
-    from generator import runs
+    from generator import contract, runs
 
-    said = stage_error(runs._compute, runs.load_script("rnn.py"), "rnn.py", ("--vanihs",),
+    said = stage_error(runs._compute, contract.load_script("rnn.py"), "rnn.py", ("--vanihs",),
                        "python3 rnn.py --vanihs")
     assert said.startswith("`python3 rnn.py --vanihs` is not a command rnn.py accepts: ")
     assert "unrecognized arguments: --vanihs" in said
@@ -449,42 +450,42 @@ def test_unknown_report_names_the_valid_ones():
 
 
 def test_script_that_calls_sys_exit(scripts):
-    from generator import runs
+    from generator import contract, runs
 
     edit(scripts / "rnn.py", '    """factor ** distance for every pair',
          '    sys.exit(3)\n    """factor ** distance')
-    said = stage_error(runs._compute, runs.load_script("rnn.py"), "rnn.py", ("--vanish",),
+    said = stage_error(runs._compute, contract.load_script("rnn.py"), "rnn.py", ("--vanish",),
                        "python3 rnn.py --vanish")
     assert said == "docs/code/rnn.py: `python3 rnn.py --vanish` called sys.exit(3); a report " \
                    "returns its record and lets main() decide the exit status"
 
 
 def test_script_that_does_not_import(scripts):
-    from generator import runs
+    from generator import contract
 
     edit(scripts / "gated.py", "import argparse", "import argparse as")
-    said = stage_error(runs.load_script, "gated.py")
+    said = stage_error(contract.load_script, "gated.py")
     assert said.startswith("docs/code/gated.py: failed to import: SyntaxError: ")
     assert said.endswith(")") and "(at " not in said  # the line is in SyntaxError's own words
 
 
 def test_script_that_exits_when_imported(scripts):
-    from generator import runs
+    from generator import contract
 
     path = scripts / "gated.py"
     path.write_text(path.read_text("utf-8") + "\nsys.exit(3)\n", "utf-8")
-    assert stage_error(runs.load_script, "gated.py") == \
+    assert stage_error(contract.load_script, "gated.py") == \
         "docs/code/gated.py: calls sys.exit(3) when imported; keep it behind " \
         "`if __name__ == \"__main__\":`"
 
 
 def test_script_without_a_docstring(scripts):
-    from generator import runs
+    from generator import contract
 
     path = scripts / "gated.py"
     text = path.read_text("utf-8")
     path.write_text(text[text.index('"""', 3) + 3:], "utf-8")
-    assert stage_error(runs.load_script, "gated.py").startswith(
+    assert stage_error(contract.load_script, "gated.py").startswith(
         "docs/code/gated.py: has no docstring starting 'gated.py: '")
 
 

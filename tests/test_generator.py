@@ -220,10 +220,10 @@ def test_a_fresh_run_and_a_cached_one_are_alike_to_the_order_of_their_keys(tmp_p
     that same order, or what is written from it (a served record such as gru-trained.json,
     whose keys were once in the dataclass's order when fresh and sorted when cached)
     differs between a cold build and a warm one."""
-    from generator import runs
+    from generator import contract, runs
     from generator.cache import RunCache
 
-    module = runs.load_script("gated.py")
+    module = contract.load_script("gated.py")
     cache = RunCache(tmp_path / "cache")
     fresh = runs.run_command(module, "gated.py", ("--step",), (), cache)
     cached = runs.run_command(module, "gated.py", ("--step",), (), cache)

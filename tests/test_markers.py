@@ -169,7 +169,7 @@ def test_a_code_quote_is_the_definitions_lines_as_served_linked_to_them():
     assert f"lines {node.lineno} to {node.end_lineno}" in quote
     body = [line[4:] if line else "" for line in quote.split("\n")[2:]]
     assert body[body.index(lines[0]):body.index(lines[0]) + len(lines)] == lines
-    assert f"(code/deeper.md#def-beam_search)" in quote
+    assert "(code/deeper.md#def-beam_search)" in quote
     listing = codepage.listing(source, ["beam_search", "attend"])
     assert '<span id="def-beam_search"></span>' in listing
     blocks = re.findall(r'```python linenums="(\d+)"\n(.*?)\n```', listing, re.S)

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from helpers import BOXES_JS, DOCS, FONT, ROOT, TRICKY, fixture_html, markdown_converter, open_fixture
+from helpers import BOXES_JS, DOCS, FONT, TRICKY, fixture_html, markdown_converter, open_fixture
 from generator import mathml
 from generator.mathml import MathError, convert_page, to_mathml
 

@@ -464,10 +464,10 @@ def test_gradcheck_command_passes():
 def build_record(*argv):
     """The record of `python3 memory.py <argv>` as the build computed it (from the run
     cache the build filled; computed here if it is not there)."""
-    from generator import runs
+    from generator import contract, runs
     from generator.cache import RunCache
 
-    module = runs.load_script("memory.py")
+    module = contract.load_script("memory.py")
     run = runs.run_command(module, "memory.py", tuple(argv), (), RunCache())
     return run.records.plain()[argv[0].lstrip("-")], run.tables
 

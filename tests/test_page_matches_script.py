@@ -11,10 +11,9 @@ commands print is on some page.
 
 import pytest
 
-from helpers import (CHAPTERS, built_output, html_command_tables, load_script,
+from helpers import (CHAPTERS, built_output, html_command_tables,
                      masked, measured_tables, output_of, outputs_of, page_html, page_markers,
                      same_cells, shown_cells, table_blocks)
-from generator.codepage import report_commands
 from generator.tables import command
 
 MARKERS = page_markers()

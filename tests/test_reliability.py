@@ -3,7 +3,6 @@ calls the guard itself, in this process, wherever it can: a script's main() with
 output captured, the generator's function that decides. A few run a real subprocess, where
 what is held is what a reader's shell sees (a signal, a closed output)."""
 
-import io
 import json
 import math
 import os
@@ -16,14 +15,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import CODE, ROOT, SCRIPTS, load_script, run_script
+from helpers import CODE, ROOT, load_script, run_script
 from generator import build as build_module
-from generator import markers, runs, worker
+from generator import contract, markers, runs, worker
 from generator.__main__ import main as generator_main
 from generator.cache import RunCache
 from generator.chapter import GeneratorError
 
-HARNESSED = sorted(p.name for p in CODE.glob("*.py") if runs.HARNESS_OPEN in p.read_text("utf-8"))
+HARNESSED = sorted(p.name for p in CODE.glob("*.py") if contract.HARNESS_OPEN in p.read_text("utf-8"))
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import build, copy_project, edit
 from generator.cache import run_cache_dir
-from generator.runs import HARNESS, harness_lines
+from generator.contract import HARNESS, harness_lines
 
 SCRIPT = '''\
 """toy.py: the words of toy.txt, counted.

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from helpers import CHAPTERS, CODE, ROOT, SCRIPTS, load_script, run_script
+from helpers import CHAPTERS, CODE, SCRIPTS, load_script, run_script
 from generator.chapter import GeneratorError
-from generator.runs import check_harness
+from generator.contract import check_harness
 
 # quick to run in full, and need no data file
 STEP_SCRIPTS = [ch.script for ch in CHAPTERS

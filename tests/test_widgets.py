@@ -18,7 +18,6 @@ import html
 import json
 import math
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from helpers import (BASE, ROOT, SITE, built_output, cells_of_markdown, load_script, run_axe,
+from helpers import (ROOT, SITE, built_output, cells_of_markdown, load_script, run_axe,
                      run_script, table_blocks)
 
 pytestmark = pytest.mark.browser
