@@ -40,12 +40,12 @@ $(AXE): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# `make test` runs the tests on two workers (pytest-xdist; TEST_WORKERS=1 for one process):
+# `make test` runs the tests on two workers (pytest-xdist; TEST_WORKERS=0 for one process):
 # tests that share a costly fixture stay on one worker (conftest.TOGETHER).
 TEST_WORKERS ?= 2
 
 test: build $(AXE) ## Build, then run every test (browser tests need /usr/bin/chromium, axe-core needs npm)
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_WORKERS)
 
 check: $(STAMP) ## The quick loop while editing: the tests that need no copy of the project, no notebook and no browser, on the site as last built
 	@test -f site/index.html || { echo "make: no site/ yet: run make build first"; exit 1; }

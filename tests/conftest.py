@@ -3,6 +3,7 @@
 import os
 import shutil
 import uuid
+from pathlib import Path
 
 from generator.runs import blas_kernel  # imports no numpy
 
@@ -38,7 +39,8 @@ SLOW_MODULES = {"test_build_failures", "test_generator", "test_reproducible", "t
 
 
 # Modules whose tests share a costly fixture (a build of a copy, a visit of every page),
-# each kept on one worker of `pytest -n` (--dist loadgroup), so that it is made once.
+# each kept on one worker of `pytest -n` (pytest_xdist_make_scheduler), so that it is made
+# once; every other test goes to whichever worker is free.
 TOGETHER = {"test_build_failures": "built-project", "test_serve": "built-project",
             "test_browser": "visits", "test_generator": "built-copy",
             "test_deploy": "deployed", "test_new_chapter": "with-toy"}
@@ -49,8 +51,20 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.module.__name__ in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-        if item.module.__name__ in TOGETHER:
-            item.add_marker(pytest.mark.xdist_group(TOGETHER[item.module.__name__]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's load scheduling with TOGETHER's modules each sent to one worker whole.
+    (Not `--dist loadgroup`: xdist 3.8.0 marks a group by renaming each test's node id,
+    which pytest 9.2 no longer lets it do, and the groups are silently ignored.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Together(LoadScopeScheduling):
+        def _split_scope(self, nodeid):  # a unit of work: a group, or one test
+            return TOGETHER.get(Path(nodeid.split("::", 1)[0]).stem, nodeid)
+
+    return Together(config, log)
 
 
 def pytest_collection_finish(session):
