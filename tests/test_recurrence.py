@@ -91,6 +91,39 @@ def test_the_cells_are_the_papers_recurrences(cell):
     assert np.abs(rec.scan_blelloch(a, b)[0][:, 0] - paper_states(cell, p, X)).max() < 1e-12
 
 
+def test_the_timed_gru_is_chapter_14s():
+    """18.1 times chapter 14's cell: its states are gru.py's, step for step (gru.py's
+    forward, its weights stacked in d2l's gate order z, r, h)."""
+    gru = load_script("gru.py")
+    p = rec.gru_params(6, 4, seed=3, scale=0.7)
+    rng = np.random.default_rng(11)
+    for g in "rzh":
+        p["b_" + g][...] = rng.normal(0, 0.5, 4)
+    X = rng.integers(0, 6, (9, 5))
+    H, _ = rec.gru_forward(p, X, {"at once": 0.0, "waits": 0.0})
+    theirs = {"W_x": np.stack([p["W_x" + g] for g in "zrh"]),
+              "W_h": np.stack([p["W_h" + g] for g in "zrh"]),
+              "b": np.stack([p["b_" + g] for g in "zrh"])}
+    Hs, _, _ = gru.forward(theirs, "gru", X, (np.zeros((5, 4)),))
+    assert np.abs(H[1:] - Hs).max() < 1e-14
+    assert not H[0].any()
+
+
+def test_the_timed_gru_backward_against_central_differences():
+    p = rec.gru_params(5, 3, seed=4, scale=0.9)
+    rng = np.random.default_rng(12)
+    X, dH_out = rng.integers(0, 5, (7, 4)), rng.normal(0, 1, (7, 4, 3))
+    clock = {"at once": 0.0, "waits": 0.0}
+    H, cache = rec.gru_forward(p, X, clock)
+    grads = rec.gru_backward(p, X, H, cache, dH_out, clock)
+    assert clock["at once"] > 0 and clock["waits"] > 0
+    for name, w in p.items():
+        numerical = central_differences(
+            lambda: float((dH_out * rec.gru_forward(p, X, clock)[0][1:]).sum()), w)
+        scale = max(np.abs(numerical).max(), 1e-3)
+        assert np.abs(grads[name] - numerical).max() / scale < 1e-7, name
+
+
 @pytest.mark.parametrize("cell", sorted(rec.GATES))
 def test_every_gradient_against_central_differences(cell):
     """The tests' own check (the page's table is the script's): two networks side by
@@ -182,6 +215,17 @@ def experiment(command, column):
             mean, low, high, solved, seeds = m.groups()
             out[name][row[0]] = (float(mean), float(low), float(high), int(solved), int(seeds))
     return out
+
+
+def test_page_every_row_of_the_loop_table_is_the_same_characters_in_more_steps(site):
+    """18.1: "Every row does the same arithmetic; only the number of steps it is cut
+    into changes", and the windows grow fewer as T grows (the table's second column)."""
+    header, body = table("python3 recurrence.py --loop")
+    assert header[:2] == ["T", "windows"], header
+    T, windows = ([int(r[j].replace(",", "")) for r in body] for j in (0, 1))
+    assert len(set(t * w for t, w in zip(T, windows))) == 1
+    assert T == sorted(T) and windows == sorted(windows, reverse=True) and T[0] == 32
+    assert windows[0] == 1024  # chapter 14's batch at chapter 14's window
 
 
 def test_page_the_scan_equals_the_loop_and_the_log_form_drifts_with_T(site):

@@ -9,14 +9,16 @@ waits for step t - 1. When the recurrence is linear in the state,
 
 with a_t and b_t computed from the inputs alone, every h_t is a closed form of
 the inputs, and all of them can be computed at once. The file reads top to
-bottom: the recurrence three ways (the loop, Blelloch's parallel scan, and
-Heinsen's log-space cumulative sums); the cells built on it (minGRU and
-minLSTM of Feng et al. 2024, a decay in (0, 1) or in (-1, 1), a decay fixed in
-time), their hand-written backward pass and Adam; the tasks (chapter 15's
-recall, parity, selective copying, chapter 14's characters); linear attention as a running sum; what
-the site prints; the command line.
+bottom: chapter 14's GRU, timed (how much of a pass waits on the step before);
+the recurrence three ways (the loop, Blelloch's parallel scan, and Heinsen's
+log-space cumulative sums); the cells built on it (minGRU and minLSTM of Feng
+et al. 2024, a decay in (0, 1) or in (-1, 1), a decay fixed in time), their
+hand-written backward pass and Adam; the tasks (chapter 15's recall, parity,
+selective copying, chapter 14's characters); linear attention as a running
+sum; what the site prints; the command line.
 
     python3 recurrence.py                what chapter 18 shows, in order
+    python3 recurrence.py --loop         chapter 14's GRU: how much of a pass waits on the last step
     python3 recurrence.py --scan         the loop, the scan and the log form: equal, work, depth, time
     python3 recurrence.py --attention    linear attention all at once and as a running state
     python3 recurrence.py --gradcheck    every hand-written gradient against central differences
@@ -57,7 +59,82 @@ class Refused(Exception):
 
 
 # ---------------------------------------------------------------------------
-# 1. The linear recurrence, three ways
+# 1. The price of the loop: chapter 14's GRU, timed
+# ---------------------------------------------------------------------------
+#
+# Chapter 14's cell in d2l's notation. H_{t-1} sits inside the sigmoid and the tanh,
+# so step t waits for step t - 1, forward and, in reverse, backward. What does not
+# wait is done apart, for every step at once: before the forward loop, the input's
+# share of each gate (X is one-hot, so X_t W_x? is a row of W_x?: a lookup), and after
+# the backward loop, the weights' gradients (sums over t of products). gru_forward and
+# gru_backward time the two kinds of work separately, in clock.
+
+GRU_GATES = "rzh"  # reset, update, candidate: W_xr, W_hr, b_r and so on
+
+
+def gru_params(V, hidden, seed=0, scale=0.1):
+    rng = np.random.default_rng([18, 1, seed])
+    p = {}
+    for g in GRU_GATES:
+        p["W_x" + g] = rng.normal(0, scale, (V, hidden))
+        p["W_h" + g] = rng.normal(0, scale, (hidden, hidden))
+        p["b_" + g] = np.zeros(hidden)
+    return p
+
+
+def gru_forward(p, X, clock):
+    """The states H (T + 1, B, h) of chapter 14's GRU on the tokens X (T, B), H[0] = 0,
+    and what the backward pass needs. clock["at once"] and clock["waits"] gain the CPU
+    seconds of the work done for all steps together and of the loop over t."""
+    start = time.process_time()
+    P = {g: p["W_x" + g][X] + p["b_" + g] for g in GRU_GATES}  # X_t W_x? + b_?, every t
+    looped = time.process_time()
+    T, B, h = len(X), X.shape[1], p["W_hr"].shape[0]
+    H, R, Z, H_tilde = (np.zeros((T + 1, B, h)),) + tuple(np.empty((T, B, h)) for _ in "rzh")
+    for t in range(T):  # each step waits for the one before
+        H_prev = H[t]
+        R[t] = sigmoid(P["r"][t] + H_prev @ p["W_hr"])
+        Z[t] = sigmoid(P["z"][t] + H_prev @ p["W_hz"])
+        H_tilde[t] = np.tanh(P["h"][t] + (R[t] * H_prev) @ p["W_hh"])
+        H[t + 1] = Z[t] * H_prev + (1 - Z[t]) * H_tilde[t]
+    clock["at once"] += looped - start
+    clock["waits"] += time.process_time() - looped
+    return H, (R, Z, H_tilde)
+
+
+def gru_backward(p, X, H, cache, dH_out, clock):
+    """The gradients of L = sum_t dH_out[t] . H[t + 1], a fixed linear read-out of every
+    state, by backpropagation through time; clock as in gru_forward."""
+    R, Z, H_tilde = cache
+    start = time.process_time()
+    dP = {g: np.empty_like(R) for g in GRU_GATES}  # dL/d(pre-activation) of each gate
+    dH = np.zeros_like(H[0])
+    for t in reversed(range(len(X))):  # each step waits for the one after
+        H_prev = H[t]
+        dH = dH + dH_out[t]
+        dP["h"][t] = dH * (1 - Z[t]) * (1 - H_tilde[t] ** 2)
+        dP["z"][t] = dH * (H_prev - H_tilde[t]) * Z[t] * (1 - Z[t])
+        dRH = dP["h"][t] @ p["W_hh"].T  # through (R_t * H_{t-1}) W_hh
+        dP["r"][t] = dRH * H_prev * R[t] * (1 - R[t])
+        dH = (dH * Z[t] + dRH * R[t] + dP["r"][t] @ p["W_hr"].T
+              + dP["z"][t] @ p["W_hz"].T)  # dL/dH_{t-1}
+    looped = time.process_time()
+    V, h = p["W_xr"].shape
+    tokens = X.reshape(-1)
+    rows = {"r": H[:-1], "z": H[:-1], "h": R * H[:-1]}  # what multiplies W_h? at each step
+    grads = {}
+    for g in GRU_GATES:
+        d = dP[g].reshape(-1, h)  # row v of W_x? gathers the steps that read token v:
+        grads["W_x" + g] = np.stack([np.bincount(tokens, d[:, j], V) for j in range(h)], 1)
+        grads["W_h" + g] = rows[g].reshape(-1, h).T @ d
+        grads["b_" + g] = d.sum(axis=0)
+    clock["waits"] += looped - start
+    clock["at once"] += time.process_time() - looped
+    return grads
+
+
+# ---------------------------------------------------------------------------
+# 2. The linear recurrence, three ways
 # ---------------------------------------------------------------------------
 #
 # a and b are (T, ...) arrays, time first; every function returns H (T, ...), the
@@ -152,7 +229,7 @@ def scan_backward(a, dH, scan):
 
 
 # ---------------------------------------------------------------------------
-# 2. Cells whose gates do not read the state
+# 3. Cells whose gates do not read the state
 # ---------------------------------------------------------------------------
 #
 # Every cell here computes its gates from the input x_t alone, in chapter 14's
@@ -350,7 +427,7 @@ def test_accuracy(p, cell, task, length, seeds, n=512):
 
 
 # ---------------------------------------------------------------------------
-# 3. The tasks
+# 4. The tasks
 # ---------------------------------------------------------------------------
 
 DATA_KEY, TEST_KEY = 16, 17  # chapter 15's seed prefixes for training and test sequences
@@ -471,7 +548,7 @@ def train_chars(cell, train_set, seed=0, epochs=C_EPOCHS, hidden=C_HIDDEN):
 
 
 # ---------------------------------------------------------------------------
-# 4. Attention without a softmax is a recurrence (Katharopoulos et al., 2020)
+# 5. Attention without a softmax is a recurrence (Katharopoulos et al., 2020)
 # ---------------------------------------------------------------------------
 #
 # Causal attention with a feature map phi in place of exp(q . k):
@@ -505,7 +582,7 @@ def attention_running_sum(Q, K, V):
 
 
 def attention_by_scan(Q, K, V):
-    """The running sums as the scan of section 1, with a_t = 1: all positions at once
+    """The running sums as the scan of section 2, with a_t = 1: all positions at once
     again, with the state's d x d_v numbers per position instead of T."""
     fK = phi(K)
     b = np.concatenate([(fK[:, :, None] * V[:, None, :]).reshape(len(Q), -1), fK], axis=1)
@@ -524,7 +601,7 @@ def softmax_attention(Q, K, V):
 
 
 # ---------------------------------------------------------------------------
-# 5. The measurements: plain records, nothing printed
+# 6. The measurements: plain records, nothing printed
 # ---------------------------------------------------------------------------
 
 EQUAL_LENGTHS = (16, 256, 4096)  # T of the equality check
@@ -601,6 +678,41 @@ def compute_scan_trace(T=TRACE_T):
     return ScanTrace(a.tolist(), b.tolist(), stages, H.tolist(), scan_loop(a, b).tolist())
 
 
+LOOP_LENGTHS = (32, 128, 512, 2048)  # T; 32 is chapter 14's window
+LOOP_CHARACTERS = 32 * 1024  # a pass over chapter 14's batch: 1,024 windows of 32
+LOOP_REPEATS = 3
+
+
+@dataclass
+class LoopTime:
+    hidden: int
+    characters: int
+    rows: list  # (T, windows, forward and backward ms, ms in the loops over t, their share)
+
+
+def compute_loop_time(lengths=LOOP_LENGTHS, characters=LOOP_CHARACTERS, hidden=C_HIDDEN):
+    """CPU time of a forward and backward pass of chapter 14's GRU over the same number
+    of characters cut into windows of T (the fastest of LOOP_REPEATS), and of it the
+    part spent in the loops over t: the same arithmetic, in more steps that wait."""
+    p = gru_params(len(VOCAB), hidden)
+    rng = np.random.default_rng([18, 1, 1])
+    rows = []
+    for T in lengths:
+        batch = characters // T
+        X = rng.integers(0, len(VOCAB), (T, batch))
+        dH_out = rng.normal(0, 1, (T, batch, hidden))
+        best = None
+        for _ in range(LOOP_REPEATS):
+            clock = {"at once": 0.0, "waits": 0.0}
+            H, cache = gru_forward(p, X, clock)
+            gru_backward(p, X, H, cache, dH_out, clock)
+            total = clock["at once"] + clock["waits"]
+            if best is None or total < best[0]:
+                best = (total, clock["waits"])
+        rows.append((T, batch, 1000 * best[0], 1000 * best[1], best[1] / best[0]))
+    return LoopTime(hidden, characters, rows)
+
+
 TIME_LENGTHS = (256, 1024, 4096, 16384)
 TIME_UNITS = 64
 TIME_REPEATS = 3
@@ -674,6 +786,18 @@ def compute_gradcheck(seed=0):
             gap = np.abs(grads[name] - numerical).max()
             scale = max(np.abs(grads[name]).max(), np.abs(numerical).max(), 1e-300)
             rows.append((CELL_NAMES[cell], name, w.size, float(scale), float(gap), float(gap / scale)))
+    rng = np.random.default_rng([18, 1, seed])  # chapter 14's GRU, as 18.1 times it
+    p = gru_params(5, 3, seed, scale=1.0)
+    X, dH_out = rng.integers(0, 5, (6, 3)), rng.normal(0, 1, (6, 3, 3))
+    clock = {"at once": 0.0, "waits": 0.0}
+    H, cache = gru_forward(p, X, clock)
+    grads = gru_backward(p, X, H, cache, dH_out, clock)
+    for name, w in p.items():
+        numerical = central_differences(
+            lambda: float((dH_out * gru_forward(p, X, clock)[0][1:]).sum()), w)
+        gap = np.abs(grads[name] - numerical).max()
+        scale = max(np.abs(grads[name]).max(), np.abs(numerical).max(), 1e-300)
+        rows.append(("GRU (chapter 14)", name, w.size, float(scale), float(gap), float(gap / scale)))
     worst = max(r[-1] for r in rows)
     return Gradcheck(rows, worst, worst < 1e-6)
 
@@ -881,6 +1005,20 @@ class ScanReport:
     passed: bool
 
 
+def report_loop(args, out):
+    loop = compute_loop_time()
+    out.text(f"time: a forward and backward pass of chapter 14's GRU ({loop.hidden} units, "
+             f"float64) over {loop.characters:,} characters in windows of T, CPU milliseconds "
+             f"on one thread, the fastest of {LOOP_REPEATS}; of it, the loops over t, whose "
+             "every step waits for the one before")
+    out.table("loop", format_table(
+        ("T", "windows", "forward and backward (ms)", "in the loops over t (ms)",
+         "share in the loops (ms/ms)"),
+        [(f"{T:,}", f"{batch:,}", f"{total:.1f}", f"{waits:.1f}", f"{share:.0%}")
+         for T, batch, total, waits, share in loop.rows], "rrrrr"))
+    return loop
+
+
 def report_scan(args, out):
     out.text("The recurrence h_t = a_t * h_{t-1} + b_t computed three ways, float64, "
              f"{EQUAL_UNITS} units side by side: the largest difference from the loop over "
@@ -1045,17 +1183,19 @@ def lag_list(text):
 MAX_LAG, MAX_STEPS, MAX_SEEDS, MAX_EPOCHS = 1000, 100_000, 20, 500
 
 REPORTS = {
-    "scan": ("step 1: the loop, the parallel scan and the log form: equal, work, depth, time",
+    "loop": ("step 1: chapter 14's GRU, forward and backward: the time in the loops over t",
+             report_loop),
+    "scan": ("step 2: the loop, the parallel scan and the log form: equal, work, depth, time",
              report_scan),
-    "gradcheck": ("step 2: every hand-written gradient against central differences",
+    "gradcheck": ("step 3: every hand-written gradient against central differences",
                   report_gradcheck),
-    "recall": ("step 3: minGRU and minLSTM on chapter 15's recall task", report_recall),
-    "parity": ("step 4: decays in (0, 1) against (-1, 1) on parity, trained short, tested long",
+    "recall": ("step 4: minGRU and minLSTM on chapter 15's recall task", report_recall),
+    "parity": ("step 5: decays in (0, 1) against (-1, 1) on parity, trained short, tested long",
                report_parity),
-    "selective": ("step 5: a fixed decay against an input-dependent one, selective copying",
+    "selective": ("step 6: a fixed decay against an input-dependent one, selective copying",
                   report_selective),
-    "chars": ("step 6: a minGRU language model on chapter 14's data and recipe", report_chars),
-    "attention": ("step 7: linear attention all at once and as a running sum", report_attention),
+    "chars": ("step 7: a minGRU language model on chapter 14's data and recipe", report_chars),
+    "attention": ("step 8: linear attention all at once and as a running sum", report_attention),
 }
 DEFAULT = tuple(REPORTS)
 OPTIONS = {"lags": ("recall",), "steps": ("recall", "parity", "selective"),
@@ -1069,7 +1209,7 @@ BUILT_SECONDS = {"recall": 82.0, "parity": 5.0, "selective": 15.0, "chars": 10.0
 
 def estimate_seconds(args):
     """About how long the chosen reports train (the harness refuses a command past an
-    hour); --scan, --gradcheck and --attention take seconds whatever the flags."""
+    hour); --loop, --scan, --gradcheck and --attention take seconds whatever the flags."""
     seeds = (args.seeds or SEEDS) / SEEDS
     work = {"recall": sum(lag + 5 for lag in (args.lags or LAGS))
                       / sum(lag + 5 for lag in LAGS) * (args.steps or R_STEPS) / R_STEPS * seeds,
