@@ -248,6 +248,18 @@ def test_page_parity_separates_the_ranges_and_falls_with_length(site):
     assert means == sorted(means, reverse=True) and means[-1] < 0.7  # "falls as ... longer"
 
 
+def test_page_chapter_14s_gru_learns_parity_and_falls_more_slowly_than_the_decay(site):
+    """18.4: the GRU "learns the trained length in every seed too, and its accuracy
+    also falls as the strings grow; but it falls more slowly than the decay in (-1, 1),
+    above it at every length past the trained one"."""
+    e = experiment("python3 recurrence.py --parity", "length")
+    gru, neg = e["GRU (chapter 14)"], e["decay in (-1, 1)"]
+    assert gru["10"][3] == gru["10"][4]
+    means = [gru[k][0] for k in ("10", "20", "40", "80", "160")]
+    assert means == sorted(means, reverse=True) and means[-1] < means[0]
+    assert all(gru[k][0] > neg[k][0] for k in ("20", "40", "80", "160"))
+
+
 def test_page_selective_copying_needs_the_input_dependent_decay(site):
     e = experiment("python3 recurrence.py --selective", "length")
     (fixed,), (selective,) = e["decay fixed in time"].values(), e["decay from the input"].values()

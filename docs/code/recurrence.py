@@ -247,9 +247,9 @@ def scan_backward(a, dH, scan):
 # 1 - Z, the share of the new candidate. X is one-hot, so X W_x? + b_? is a row of
 # a table; the answer is read from the last state: Y_hat = H_T W_hq + b_q.
 
-GATES = {"mingru": "zh", "mingru_bz2": "zh", "minlstm": "fih", "pos": "ab", "neg": "ab", "selective": "ab",
+GATES = {"gru": GRU_GATES, "mingru": "zh", "mingru_bz2": "zh", "minlstm": "fih", "pos": "ab", "neg": "ab", "selective": "ab",
          "fixed": "b"}
-CELL_NAMES = {"mingru": "minGRU", "mingru_bz2": "minGRU b_z=2", "minlstm": "minLSTM", "pos": "decay in (0, 1)",
+CELL_NAMES = {"gru": "GRU (chapter 14)", "mingru": "minGRU", "mingru_bz2": "minGRU b_z=2", "minlstm": "minLSTM", "pos": "decay in (0, 1)",
               "neg": "decay in (-1, 1)", "selective": "decay from the input",
               "fixed": "decay fixed in time"}
 
@@ -274,6 +274,9 @@ def init_params(cell, V, hidden, outputs, seeds):
             p["b_" + g] = np.zeros(hidden)
         if cell == "fixed":
             p["b_a"] = np.zeros(hidden)  # the decay: one number per unit, no input
+        if cell == "gru":  # chapter 14's cell: the gates read H_{t-1} too
+            for g in GATES[cell]:
+                p["W_h" + g] = rng.uniform(-bound, bound, (hidden, hidden))
         p["W_hq"] = rng.uniform(-bound, bound, (hidden, outputs))
         p["b_q"] = np.zeros(outputs)
         if cell == "mingru_bz2":
@@ -336,9 +339,15 @@ def loss_and_grads(p, cell, X, Y, scan=scan_loop, need_grads=True, every_step=Fa
     each; then the backward pass, itself a scan, of the sum of the M losses: each
     network gets its own loss's gradient."""
     T, M, B = X.shape
-    a, b, cache = decay_and_input(p, cell, X)
-    H = scan(a, b)
-    H = H[0] if isinstance(H, tuple) else H
+    if cell == "gru":  # no scan: chapter 14's loop, network by network (section 1)
+        nets = [{k: w[m] for k, w in p.items() if k not in ("W_hq", "b_q")} for m in range(M)]
+        clock = {"at once": 0.0, "waits": 0.0}
+        runs = [gru_forward(net, X[:, m], clock) for m, net in enumerate(nets)]
+        H = np.stack([states[1:] for states, _ in runs], axis=1)  # (T, M, B, h)
+    else:
+        a, b, cache = decay_and_input(p, cell, X)
+        H = scan(a, b)
+        H = H[0] if isinstance(H, tuple) else H
     Hr, Yr = (H, Y[..., None]) if every_step else (H[-1:], Y[None])  # states read out
     R, heads = len(Hr), Yr.shape[3]
     Y_hat = Hr @ p["W_hq"] + p["b_q"][:, None]  # (R, M, B, heads K)
@@ -356,6 +365,11 @@ def loss_and_grads(p, cell, X, Y, scan=scan_loop, need_grads=True, every_step=Fa
              "b_q": dY_hat.sum(axis=(0, 2))}
     dH = np.zeros_like(H)
     dH[T - R:] = dY_hat @ p["W_hq"].transpose(0, 2, 1)  # what reaches H from Y_hat
+    if cell == "gru":
+        each = [gru_backward(net, X[:, m], states, cache, dH[:, m], clock)
+                for m, (net, (states, cache)) in enumerate(zip(nets, runs))]
+        grads.update({k: np.stack([g[k] for g in each]) for k in each[0]})
+        return loss, accuracy, grads
     dh = scan_backward(a, dH, scan)  # dL/dh_t, carried back by the same scan
     H_prev = np.concatenate([np.zeros_like(H[:1]), H[:-1]])
     dP = decay_and_input_backward(cell, dh * H_prev, dh, cache)
@@ -844,7 +858,7 @@ def compute_recall(lags=LAGS, steps=R_STEPS, seeds=SEEDS):
 
 
 def compute_parity(steps=P_STEPS, seeds=P_SEEDS):
-    return run_experiment(PARITY, ("pos", "neg"), [(P_TRAIN, L) for L in P_TESTS], seeds,
+    return run_experiment(PARITY, ("pos", "neg", "gru"), [(P_TRAIN, L) for L in P_TESTS], seeds,
                           steps, P_LR, P_HIDDEN, P_BATCH)
 
 
