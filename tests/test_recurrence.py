@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from helpers import central_differences, html_command_tables, load_script, page_html
+from helpers import central_differences, html_command_tables, load_script, page_html, page_text
 
 rec = load_script("recurrence.py")
 PAGE = "ch18-recurrence.md"
@@ -258,6 +258,23 @@ def test_page_chapter_14s_gru_learns_parity_and_falls_more_slowly_than_the_decay
     means = [gru[k][0] for k in ("10", "20", "40", "80", "160")]
     assert means == sorted(means, reverse=True) and means[-1] < means[0]
     assert all(gru[k][0] > neg[k][0] for k in ("20", "40", "80", "160"))
+
+
+def test_page_the_mingru_trains_chapter_14s_budget_and_ends_well_above_its_gru(site):
+    """18.3: the minGRU on chapter 14's recipe "and its budget"; the gap to chapter 14's
+    GRU "is wide" (more than a point of perplexity), in the GRU's favour."""
+    text = page_text(PAGE)
+    m = re.search(r"its budget, (\d+) epochs.*?validation perplexity is ([0-9.]+)\. "
+                  r"Chapter 14's GRU, with ([0-9,]+) parameters to the minGRU's ([0-9,]+), "
+                  r"ended at ([0-9.]+) after its (\d+)\.", text)
+    assert m, "18.3's paragraph on the character model is not as this test reads it"
+    epochs, mingru, gru_params, mingru_params, gru, gru_epochs = m.groups()
+    assert epochs == gru_epochs
+    assert float(mingru) > float(gru) + 1
+    assert int(mingru_params.replace(",", "")) < int(gru_params.replace(",", ""))
+    ch14 = re.search(r"validation perplexity of ([0-9.]+) after (\d+) epochs",
+                     page_text("ch14-gru-lm.md"))
+    assert ch14.groups() == (gru, gru_epochs)  # the number chapter 14 shows
 
 
 def test_page_selective_copying_needs_the_input_dependent_decay(site):
