@@ -265,6 +265,38 @@ def truncation(ctx):
 
 
 @CHAPTER.figure
+def init(ctx):
+    rec = ctx.record("--init")
+    lags, models = list(rec.lags), list(rec.models)
+    width = 0.8 / len(models)
+    seeds = {(r.model, r.lag): list(r.accuracy) for r in rec.runs}
+
+    def draw(ax, colors):
+        for n, (name, color) in enumerate(zip(models, colors.series)):
+            xs = [j + (n - (len(models) - 1) / 2) * width for j in range(len(lags))]
+            ax.bar(xs, list(rec.mean_accuracy[name]), width * 0.9, color=color,
+                   hatch=(None, "//", "..")[n % 3], edgecolor=colors.bg, label=name)
+            for x, lag in zip(xs, lags):  # each seed a dot, side by side: ties stay visible
+                k = len(seeds[name, lag])
+                ax.scatter([x + (i - (k - 1) / 2) * width * 0.2 for i in range(k)],
+                           seeds[name, lag], color=colors.fg, s=12, zorder=3, linewidths=0)
+        ax.axhline(0.25, color=colors.muted, linestyle="--", linewidth=1.0)
+        ax.annotate("chance", (-0.58, 0.27), ha="left", color=colors.fg, fontsize="small")
+        ax.set_xticks(range(len(lags)), [f"lag {lag}" for lag in lags])
+        ax.set(xlim=(-0.6, len(lags) - 0.4), ylim=(0, 1.05), ylabel="test accuracy")
+        ax.legend(loc="upper right")
+
+    shown = " and ".join(str(lag) for lag in lags)
+    return ctx.figure(draw, alt=(
+        f"Bars of test accuracy at lags {shown} for chapter 15's plain RNN started three ways, "
+        "each seed a dot: from chapter 15's start near chance at both lags; from U = I with "
+        "ReLU high at both; from an orthogonal U high at the shorter lag and near chance at "
+        "the longer"),
+        caption=f"Chapter 15's recall task, {rec.seeds} seeds, {rec.steps:,} steps of Adam. "
+                "Bars: mean over the seeds; dots: each seed. Dashed: chance.")
+
+
+@CHAPTER.figure
 def text(ctx):
     rec = ctx.record("--text")
 
