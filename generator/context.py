@@ -175,6 +175,10 @@ class Context:
         except plotstyle.LayoutError as exc:  # labels a reader cannot read apart
             raise GeneratorError(f"generator/chapters/{self.chapter.module}.py: figure "
                                  f"{self.producer}: labels collide in {exc}") from None
+        except plotstyle.NonFiniteError as exc:  # a point matplotlib would leave out
+            raise GeneratorError(f"generator/chapters/{self.chapter.module}.py: figure "
+                                 f"{self.producer} plots a number that is not finite, in "
+                                 f"{exc}: the site shows finite numbers only") from None
         width, height = (round(v * plotstyle.DPI) for v in size)
         lines = [f'<figure class="plot{" lead" if lead else ""}" markdown="0">']
         for theme in wide:

@@ -116,11 +116,47 @@ class LayoutError(ValueError):
     """A figure whose labels collide or leave it; the message says which, and where."""
 
 
+class NonFiniteError(ValueError):
+    """A figure that plots a number that is not finite; the message says what and where."""
+
+
+def non_finite_data(fig):
+    """The first artist of fig whose data holds nan or inf, described ('line "GRU",
+    point 3: (40.0, nan)'), or ''. Matplotlib leaves such a point out without a word,
+    so a figure would show less than its record holds."""
+    import numpy as np
+
+    for k, ax in enumerate(fig.axes):
+        where = f"axes {k}" if len(fig.axes) > 1 else "the axes"
+        for line in ax.lines:
+            xy = np.asarray(line.get_xydata(), dtype=float)
+            bad = np.argwhere(~np.isfinite(xy))
+            if len(bad):
+                i = bad[0][0]
+                return (f"{where}, line {line.get_label()!r}, point {i}: "
+                        f"({xy[i][0]!r}, {xy[i][1]!r})")
+        for patch in ax.patches:
+            if hasattr(patch, "get_height"):
+                values = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
+                if not all(np.isfinite(values)):
+                    return f"{where}, bar {patch.get_label()!r}: {values!r}"
+        for collection in ax.collections:
+            offsets = np.asarray(collection.get_offsets(), dtype=float)
+            bad = np.argwhere(~np.isfinite(offsets))
+            if len(bad):
+                return f"{where}, points {collection.get_label()!r}, point {bad[0][0]}"
+        for image in ax.images:
+            if not np.isfinite(np.asarray(image.get_array(), dtype=float)).all():
+                return f"{where}, an image (a heat map) with a cell that is not finite"
+    return ""
+
+
 def render(draw, size=SIZE, phone=False, grid=None):
     """{'light': png bytes, 'dark': png bytes} for one figure (phone: the larger type).
 
     draw(axes, colors) draws on fig.subplots(**grid): one Axes when grid is None.
-    LayoutError if a label collides with another or leaves the figure (layout_problems)."""
+    LayoutError if a label collides with another or leaves the figure (layout_problems);
+    NonFiniteError if it plots a number that is not finite (non_finite_data)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -132,6 +168,9 @@ def render(draw, size=SIZE, phone=False, grid=None):
             fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
             try:
                 draw(fig.subplots(**(grid or {})), colors)
+                bad = non_finite_data(fig)
+                if bad:
+                    raise NonFiniteError(bad)
                 if phone:
                     _legends_below(fig)
                 buf = io.BytesIO()

@@ -206,7 +206,22 @@ def producer_fragment(m, chapter, ctx, where):
     if m["kind"] == "inline" and "\n" in text:
         raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.name} is "
                              "inline but returned several lines")
+    check_drawn(chapter, producer, text)
     return text
+
+
+def check_drawn(chapter, producer, text):
+    """GeneratorError at the first non-finite number in what a chapter module's producer
+    put on the page: a block's or an inline's text, a diagram's labels, a figure's alt
+    text and caption, a widget's data (NaN and Infinity in its JSON)."""
+    shown = " ".join([re.sub(r"<[^>]*>", " ", text),  # the words and numbers, not the
+                      *re.findall(r'\b(?:alt|title|aria-label)="([^"]*)"', text)])  # markup
+    m = NON_FINITE.search(shown)
+    if m:
+        near = " ".join(shown[max(0, m.start() - 40):m.end() + 40].split())
+        raise GeneratorError(f"generator/chapters/{chapter.module}.py: {producer.kind} "
+                             f"{producer.name} shows {m.group(0)!r} ({near!r}): the site "
+                             "shows finite numbers only")
 
 
 def code_page(job, chapter, script, get_run, files, anchored=()):

@@ -224,6 +224,40 @@ def test_a_value_marker_of_nan_stops_the_build():
         worker.run_fragment(marker, run, "docs/ch12-rnn.md:3")
 
 
+@pytest.mark.parametrize("text", [
+    "the factor is nan per step", "<span>1.5 ± inf</span>", "<text x='3'>-inf</text>",
+    '<figure><img alt="accuracy nan at lag 5"></figure>'])
+def test_a_producer_that_shows_a_non_finite_number_stops_the_build(text):
+    producer = SimpleNamespace(kind="block", name="summary", func=lambda ctx: text)
+    chapter = SimpleNamespace(module="ch12_rnn", producers={"summary": producer})
+    with pytest.raises(GeneratorError, match="block summary shows .*finite numbers only"):
+        worker.producer_fragment({"kind": "block", "name": "summary"}, chapter,
+                                 SimpleNamespace(producer=None), "docs/ch12-rnn.md:9")
+
+
+def test_a_producer_s_words_and_markup_are_not_numbers():
+    worker.check_drawn(SimpleNamespace(module="ch12_rnn"), SimpleNamespace(kind="block",
+                       name="summary"), '<p class="info">information, \\infty, nano</p>')
+
+
+@pytest.mark.parametrize("plot", ["line", "bar", "scatter", "heat map"])
+def test_a_figure_that_plots_a_non_finite_number_stops_the_build(plot, tmp_path):
+    from generator.context import Context
+
+    def draw(ax, colors):
+        values = [0.5, math.nan, 0.7]
+        {"line": lambda: ax.plot([1, 2, 3], values, label="GRU"),
+         "bar": lambda: ax.bar([1, 2, 3], values),
+         "scatter": lambda: ax.scatter([1, 2, 3], values),
+         "heat map": lambda: ax.imshow([values, values])}[plot]()
+
+    ctx = Context(SimpleNamespace(page="ch12-rnn.md", module="ch12_rnn"), None, {})
+    ctx.producer = "decay"
+    with pytest.raises(GeneratorError, match="figure decay plots a number that is not finite"):
+        ctx.figure(draw, alt="a plot")
+    ctx.figure(lambda ax, colors: ax.plot([1, 2, 3], [0.5, 0.6, 0.7]), alt="a plot")
+
+
 # -- 6. a directory where a run-cache entry should be ------------------------------------
 
 def test_a_directory_in_place_of_a_cache_entry_is_removed_and_recomputed(tmp_path):
