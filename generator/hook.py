@@ -89,18 +89,71 @@ def on_startup(command, dirty):
             _state["sigterm"] = signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+# Under `make serve`, an open page says when the site is being rebuilt: a changed script
+# recomputes its chapter's runs, which takes seconds to minutes, and MkDocs holds every
+# request for a page until the build is done. The page polls BUILDING (answered at once,
+# while the build runs) and shows a line at the foot of the screen until the build ends
+# and MkDocs' own script reloads it.
+BUILDING = "__building"
+NOTICE_JS = """(function () {
+  var url = %s, shown = null, since = 0;
+  function say(seconds) {
+    shown.textContent = "Rebuilding the site (" + seconds + " s so far): a page, a script or "
+      + "the generator changed, and what depends on it is being recomputed. This page "
+      + "reloads by itself when it is done; make serve's output says what it is doing.";
+  }
+  function poll() {
+    fetch(url, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (s) {
+      if (s.building && !shown) {
+        since = Date.now();
+        shown = document.createElement("p");
+        shown.className = "rw-rebuilding";
+        shown.setAttribute("role", "status");
+        shown.style.cssText = "position:fixed;left:0;right:0;bottom:0;margin:0;z-index:5;"
+          + "padding:.6em 1em;background:#1f2329;color:#fff;text-align:center";
+        document.body.appendChild(shown);
+      } else if (!s.building && shown) {
+        shown.remove();
+        shown = null;
+      }
+      if (shown) say(Math.round((Date.now() - since) / 1000));
+    }, function () {}).then(function () { setTimeout(poll, 1000); });
+  }
+  poll();
+})();"""
+
+
 def on_serve(server, config, builder):
     """Under `mkdocs serve`, a path holding a NUL byte (`/%00`) is a page that does not
     exist, 404, like any other; MkDocs' server passes it to open(), whose ValueError was a
-    500 and a traceback in the log. (Wraps its private _serve_request, which says None for
-    "not found"; mkdocs is pinned in requirements.txt.)"""
-    serve = server._serve_request
+    500 and a traceback in the log. BUILDING says whether a build is under way, and every
+    page MkDocs serves carries NOTICE_JS beside its own reload script. (Wraps the private
+    _serve_request, which says None for "not found", and _inject_js_into_html; mkdocs is
+    pinned in requirements.txt.)"""
+    import json
 
-    def without_nul(environ, start_response):
-        if "\0" in environ.get("PATH_INFO", ""):
+    serve, inject = server._serve_request, server._inject_js_into_html
+    status = server.mount_path + BUILDING
+
+    def answered(environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if "\0" in path:
             return None
+        if path == status:  # not held back by the build, unlike every file
+            body = json.dumps({"building": server._wanted_epoch != server._visible_epoch})
+            start_response("200 OK", [("Content-Type", "application/json"),
+                                      ("Cache-Control", "no-store")])
+            return [body.encode("utf-8")]
         return serve(environ, start_response)
-    server._serve_request = without_nul
+
+    def with_notice(content, epoch):
+        content = inject(content, epoch)
+        at = content.rindex(b"</body>") if b"</body>" in content else len(content)
+        script = NOTICE_JS % json.dumps(status)
+        return b"%b<script>%b</script>%b" % (content[:at], script.encode("utf-8"), content[at:])
+
+    server._serve_request = answered
+    server._inject_js_into_html = with_notice
     return server
 
 

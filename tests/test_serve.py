@@ -2,6 +2,7 @@
 follows an edit of a script constant, a failing edit keeps the last good page and
 says why, and an open page reloads by itself after a prose edit."""
 
+import json
 import os
 import re
 import socket
@@ -125,3 +126,45 @@ def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, browser):
     finally:
         context.close()
     assert seconds < 15, f"the prose edit took {seconds:.1f} s to show"
+
+
+def building(base):
+    text = fetch(base + "__building")
+    return None if text is None else json.loads(text)["building"]
+
+
+def touch_script(copy, name, note):
+    path = copy / "docs" / "code" / name
+    path.write_text(path.read_text("utf-8") + f"# {note}\n", "utf-8")
+
+
+def test_serve_says_while_it_rebuilds_and_when_it_is_done(served):
+    """Issue 27, edge 10: a script's edit recomputes its chapter (seconds to minutes), and
+    MkDocs holds every page until then; __building answers at once, and every page carries
+    the script that shows it."""
+    copy, base, _ = served
+    assert building(base) is False
+    html = fetch(base + "ch12-rnn/")
+    assert "__building" in html and "rw-rebuilding" in html
+    touch_script(copy, "rnn.py", "an edit while serving")
+    wait_for(lambda: building(base) is True, 30, "__building saying a build is under way")
+    wait_for(lambda: building(base) is False, 180, "__building saying the build is done")
+    assert fetch(base + "ch12-rnn/")
+
+
+@pytest.mark.browser
+def test_an_open_page_shows_the_rebuild_and_then_reloads(served, browser):
+    copy, base, _ = served
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(base + "ch12-rnn/", wait_until="load")
+        assert page.locator(".rw-rebuilding").count() == 0
+        touch_script(copy, "rnn.py", "another edit while serving")
+        notice = page.locator("p.rw-rebuilding[role=status]")
+        notice.wait_for(state="visible", timeout=30_000)
+        assert "Rebuilding the site" in notice.inner_text()
+        notice.wait_for(state="detached", timeout=180_000)  # the build done, the page reloaded
+        assert "ch12-rnn" in page.url and page.locator("h1").count() == 1
+    finally:
+        context.close()
