@@ -53,6 +53,12 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+def unit_of_work(nodeid):
+    """What xdist sends to a worker with this test: its module's TOGETHER group, or the
+    test alone."""
+    return TOGETHER.get(Path(nodeid.split("::", 1)[0]).stem, nodeid)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """xdist's load scheduling with TOGETHER's modules each sent to one worker whole.
@@ -61,8 +67,7 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class Together(LoadScopeScheduling):
-        def _split_scope(self, nodeid):  # a unit of work: a group, or one test
-            return TOGETHER.get(Path(nodeid.split("::", 1)[0]).stem, nodeid)
+        _split_scope = staticmethod(unit_of_work)
 
     return Together(config, log)
 
