@@ -2,6 +2,7 @@
 follows an edit of a script constant, a failing edit keeps the last good page and
 says why, and an open page reloads by itself after a prose edit."""
 
+import contextlib
 import json
 import os
 import re
@@ -110,21 +111,28 @@ def test_an_error_under_serve_says_why_and_recovers_after_the_fix(served):
     assert clip_threshold_shown(fetch(base + "ch12-rnn/"))
 
 
-@pytest.mark.browser
-def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, browser):
-    copy, base, _ = served
+@contextlib.contextmanager
+def open_page(browser, url):
+    """The page at url, loaded in a context of its own, closed afterwards."""
     context = browser.new_context()
     try:
         page = context.new_page()
-        page.goto(base + "ch13-gated/", wait_until="load")
+        page.goto(url, wait_until="load")
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, browser):
+    copy, base, _ = served
+    with open_page(browser, base + "ch13-gated/") as page:
         assert "A sentence added while serving" not in page.content()
         started = time.monotonic()
         edit(copy / "docs" / "ch13-gated.md", "## 13.1", "A sentence added while serving.\n\n## 13.1")
         page.wait_for_function(
             "document.body.innerText.includes('A sentence added while serving')", timeout=30_000)
         seconds = time.monotonic() - started
-    finally:
-        context.close()
     assert seconds < 15, f"the prose edit took {seconds:.1f} s to show"
 
 
@@ -155,10 +163,7 @@ def test_serve_says_while_it_rebuilds_and_when_it_is_done(served):
 @pytest.mark.browser
 def test_an_open_page_shows_the_rebuild_and_then_reloads(served, browser):
     copy, base, _ = served
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.goto(base + "ch12-rnn/", wait_until="load")
+    with open_page(browser, base + "ch12-rnn/") as page:
         assert page.locator(".rw-rebuilding").count() == 0
         touch_script(copy, "rnn.py", "another edit while serving")
         notice = page.locator("p.rw-rebuilding[role=status]")
@@ -166,5 +171,3 @@ def test_an_open_page_shows_the_rebuild_and_then_reloads(served, browser):
         assert "Rebuilding the site" in notice.inner_text()
         notice.wait_for(state="detached", timeout=180_000)  # the build done, the page reloaded
         assert "ch12-rnn" in page.url and page.locator("h1").count() == 1
-    finally:
-        context.close()
