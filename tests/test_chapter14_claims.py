@@ -143,7 +143,10 @@ def test_the_served_model_continues_it_has_as_the_samples_table_says(site, html)
     continuation = "".join(model["vocab"][i] for i in ids)
     assert " ".join(continuation.split()) == " ".join(shown.split())   # the page collapses runs of spaces
     assert model["greedy"] == continuation
-    assert len(model["reach"]) == len(model["passage"]) == 256
+    reach = json.loads((site / "code" / "gru-reach.json").read_text("utf-8"))
+    assert [m["model"] for m in reach["models"]] == ["GRU", "LSTM", "plain RNN"]
+    assert all(len(m["reach"]) == len(reach["passage"]) for m in reach["models"])
+    assert 236 < len(reach["passage"]) <= 256 and reach["next_char"] == " "  # whole words
 
 
 def page_text(html):

@@ -613,8 +613,11 @@ def test_report_inside_values_come_from_the_models_steps(text):
     record = gru.report_inside(args_for('--inside'), gru.Printer(buf), TINY)
     m = gru.train_model(text, gru.model_config(args_for(), TINY, 'gru'))
     val_text = m.text[TINY.num_train:]
-    n = gru.INSIDE_PASSAGE
-    assert record.passage == val_text[:n] and len(record.z_mean) == n == record.passage_chars
+    if val_text[0] != ' ':                             # the split falls mid-word: from the next word
+        val_text = val_text[val_text.index(' ') + 1:]
+    n = record.passage_chars
+    assert record.passage == val_text[:n] and len(record.z_mean) == n
+    assert gru.INSIDE_PASSAGE - 20 < n <= gru.INSIDE_PASSAGE and val_text[n] == ' ' != val_text[0]
     P = {k: v.astype(np.float64) for k, v in gru.named(m.params, 'gru').items()}
     H, Hs = np.zeros(TINY.hidden), []
     for i, c in enumerate(val_text):                   # d2l's equations, one by one
@@ -698,7 +701,7 @@ def test_reports_in_one_process_train_only_the_models_they_read(monkeypatch):
     calls = []
     monkeypatch.setattr(gru, '_TRAINED', {})
     for report in (gru.report_distance, gru.report_inside, gru.report_saturation,
-                   gru.report_export):
+                   gru.report_reach, gru.report_export):
         report(args_for(), gru.Printer(io.StringIO()), TINY)
     assert sorted(c.cell for c in calls) == ['gru', 'lstm', 'rnn']
 
@@ -719,24 +722,41 @@ def test_export_holds_the_models_weights_and_its_greedy_continuation(text):
     assert json.loads(json.dumps(dataclasses.asdict(record))) == dataclasses.asdict(record)
 
 
-def test_reach_is_the_gradient_of_each_prediction_with_respect_to_earlier_inputs():
-    """compute_reach by the GRU's backward steps against central differences of log P(next
-    character) in the one-hot inputs, with a forward pass written here."""
+def independent_step(P, cell, x, state):
+    """One step of each cell from its equations (chapter 13's and d2l's), written here."""
+    def sigma(a):
+        return 1 / (1 + np.exp(-a))
+
+    def A(g, H):                                       # X W_x? + H_prev W_h? + b_?
+        return x @ P['W_x' + g] + H @ P['W_h' + g] + P['b_' + g]
+    H = state[0]
+    if cell == 'gru':
+        Z, R = sigma(A('z', H)), sigma(A('r', H))
+        return (Z * H + (1 - Z) * np.tanh(x @ P['W_xh'] + (R * H) @ P['W_hh'] + P['b_h']),)
+    if cell == 'lstm':
+        I, F, O, C_tilde = sigma(A('i', H)), sigma(A('f', H)), sigma(A('o', H)), np.tanh(A('c', H))
+        C = F * state[1] + I * C_tilde
+        return (O * np.tanh(C), C)
+    return (np.tanh(A('h', H)),)
+
+
+@pytest.mark.parametrize('cell', gru.CELLS)
+def test_reach_is_the_gradient_of_each_prediction_with_respect_to_earlier_inputs(cell):
+    """compute_reach by each cell's backward steps against central differences of log
+    P(next character) in the one-hot inputs, with a forward pass written here."""
     rng = np.random.default_rng(3)
     params = {k: 0.6 * rng.standard_normal(v.shape)
-              for k, v in gru.init_params('gru', 28, 5, rng, 'float64').items()}
+              for k, v in gru.init_params(cell, 28, 5, rng, 'float64').items()}
     text = 'the time machine'
-    reach = gru.compute_reach(params, text)
-    P = gru.named(params, 'gru')
+    reach = gru.compute_reach(params, cell, text)
+    P = gru.named(params, cell)
     ids = [gru.VOCAB.index(c) for c in text]
 
     def log_p(inputs, t):                              # inputs: one row per character
-        H = np.zeros(5)
+        state = (np.zeros(5), np.zeros(5))
         for x in inputs[:t + 1]:
-            Z = 1 / (1 + np.exp(-(x @ P['W_xz'] + H @ P['W_hz'] + P['b_z'])))
-            R = 1 / (1 + np.exp(-(x @ P['W_xr'] + H @ P['W_hr'] + P['b_r'])))
-            H = Z * H + (1 - Z) * np.tanh(x @ P['W_xh'] + (R * H) @ P['W_hh'] + P['b_h'])
-        logits = H @ P['W_hq'] + P['b_q']
+            state = independent_step(P, cell, x, state)
+        logits = state[0] @ P['W_hq'] + P['b_q']
         return logits[ids[t + 1]] - logits.max() - np.log(np.exp(logits - logits.max()).sum())
     assert len(reach) == len(text) - 1 and [len(r) for r in reach[:3]] == [1, 2, 3]
     onehot = np.eye(28)[ids]
@@ -748,6 +768,31 @@ def test_reach_is_the_gradient_of_each_prediction_with_respect_to_earlier_inputs
             down[t - k, v] -= 1e-6
             grad[v] = (log_p(up, t) - log_p(down, t)) / 2e-6
         assert reach[t][k] == pytest.approx(np.linalg.norm(grad), rel=5e-3), (t, k)  # 3 digits
+
+
+def test_report_reach_is_each_models_reach_over_the_inside_passage(text):
+    """--reach: the passage of --inside and the character after it; for each of the three
+    models, compute_reach over it and the mean of each column (recomputed here); and the
+    printed table's columns are those means."""
+    buf = io.StringIO()
+    record = gru.report_reach(args_for('--reach'), gru.Printer(buf), TINY)
+    inside = gru.report_inside(args_for('--inside'), gru.Printer(io.StringIO()), TINY)
+    assert record.passage == inside.passage and record.reach_back == gru.REACH_BACK
+    val_text = gru.validation_text(gru.train_model(text, gru.model_config(args_for(), TINY, 'gru')))
+    assert record.next_char == val_text[len(record.passage)] == ' '
+    assert [c.model for c in record.models] == ['GRU', 'LSTM', 'plain RNN']
+    for c in record.models:
+        m = gru.train_model(text, gru.model_config(args_for(), TINY, c.cell))
+        assert c.reach == gru.compute_reach(m.params, c.cell, record.passage + record.next_char)
+        for k in (0, 5, 63):
+            column = [row[k] for row in c.reach if len(row) > k]
+            assert len(column) == len(record.passage) - k
+            assert c.mean_reach[k] == pytest.approx(sum(column) / len(column), rel=5e-3)
+    printed = [line.split('|') for line in buf.getvalue().splitlines() if line.startswith('|')]
+    k8 = next(row for row in printed if row[1].strip() == '8')
+    assert [float(v) for v in k8[2:5]] == [pytest.approx(c.mean_reach[8], rel=5e-3)
+                                           for c in record.models]
+    assert round_trips(record) and plain_values(dataclasses.asdict(record))
 
 
 # ---------------------------------------------------------------- the command line

@@ -748,21 +748,47 @@ def test_the_texts_are_one_tab_stop_each_and_move_by_arrow_keys(tab):
 
 # -- chapter 14: how far back each prediction reaches ---------------------------------------
 #
-# The expected values are gru.py's compute_reach, run here on the served weights and the
-# validation text gru.py reads (its read_corpus; the passage and the character after it).
+# The GRU's expected values are gru.py's compute_reach, run here on the served weights of
+# --export and the validation text gru.py reads (its read_corpus): a second path to the
+# numbers of --reach's record. The LSTM's and the plain RNN's weights are not served, so
+# theirs are the record's (gru-reach.json), which tests/test_gru.py holds to compute_reach
+# and compute_reach to finite differences, cell by cell.
+
+CELL_NAMES = ["GRU", "LSTM", "plain RNN"]
+
+
+def served_reach():
+    return json.loads((SITE / "code" / "gru-reach.json").read_text("utf-8"))
+
 
 @pytest.fixture(scope="module")
 def expected_reach():
+    """(passage with the character after it, {model name: reach})."""
     gru = load_script("gru.py")
-    m = served_model()
+    m, r = served_model(), served_reach()
     w = {name: np.array(v) for name, v in m["weights"].items()}
     params = {"W_x": np.stack([w["W_xz"], w["W_xr"], w["W_xh"]]),
               "W_h": np.stack([w["W_hz"], w["W_hr"], w["W_hh"]]),
               "b": np.stack([w["b_z"], w["b_r"], w["b_h"]]), "W_hq": w["W_hq"], "b_q": w["b_q"]}
     validation = gru.read_corpus(gru.CORPUS)[m["config"]["num_train"]:]
-    passage = validation[:len(m["passage"]) + 1]  # and the next character, the last one's target
-    assert passage[:-1] == m["passage"]
-    return passage, gru.compute_reach(params, passage)
+    start = validation.index(r["passage"])
+    passage = validation[start:start + len(r["passage"]) + 1]  # and the next, the last one's target
+    reach = {x["model"]: x["reach"] for x in r["models"]}
+    assert list(reach) == CELL_NAMES and passage[-1] == r["next_char"]
+    assert gru.compute_reach(params, "gru", passage) == reach["GRU"]
+    return passage, reach
+
+
+def test_the_reach_passage_is_whole_words_from_the_validation_texts_first(expected_reach):
+    """The passage starts at the first word that begins in the validation text (the
+    split from the training text falls mid-word) and ends at the end of a word."""
+    gru = load_script("gru.py")
+    validation = gru.read_corpus(gru.CORPUS)[served_model()["config"]["num_train"]:]
+    passage, _ = expected_reach
+    start = validation.index(passage)
+    assert start > 0 and validation[start - 1] == " " and " " not in validation[:start - 1]
+    assert passage[0] != " " and passage[-1] == " " and passage[-2] != " "
+    assert len(passage) - 1 > gru.INSIDE_PASSAGE - 20
 
 
 def reach_widget(t):
@@ -776,6 +802,8 @@ REACH_JS = """(h) => {
           top: h.querySelector('[data-value="reach-top"]').textContent,
           topK: +h.querySelector('[data-value="reach-top-k"]').textContent,
           said: p.getAttribute('aria-valuetext'), valuenow: p.getAttribute('aria-valuenow'),
+          cell: h.querySelector('[data-value="reach-cell"]').textContent,
+          lines: [...h.querySelectorAll('path.rw-line')].map((l) => ({cls: l.getAttribute('class').replace('rw-line ', '')})),
           chars: [...p.querySelectorAll('i')].map((i) => [i.className, i.dataset.g === undefined ? null : +i.dataset.g]),
           rows: [...h.querySelectorAll('[data-value="reach-values"] tbody tr')].map((tr) =>
             [+tr.dataset.k, ...[...tr.cells].map((c) => c.textContent)])};
@@ -790,8 +818,11 @@ def reach_level(share, scale, decades):
     return max(0, min(9, math.floor(10 + math.log10(share) * 10 / decades))) if share > 0 else 0
 
 
-def check_reach(got, t, row, passage, scale, decades):
-    assert got["t"] == t and got["valuenow"] == str(t)
+def check_reach(got, t, rows, passage, scale, decades, cell="GRU"):
+    """The widget at prediction t: the characters shaded by `cell`'s row, the readout's
+    largest, and the table's row per k with every model's value."""
+    row = rows[cell][t]
+    assert got["t"] == t and got["valuenow"] == str(t) and got["cell"] == cell
     top = max(row)
     for i, (cls, g) in enumerate(got["chars"]):
         k = t - i
@@ -808,52 +839,73 @@ def check_reach(got, t, row, passage, scale, decades):
         assert f"character \u2018{passage[t]}\u2019: " in got["readout"]
     ks = [k for k in (0, 1, 2, 4, 8, 16, 32, 63) if k < len(row)]
     assert [r[0] for r in got["rows"]] == ks
-    for k, k_text, char, value, _mean in got["rows"]:
+    for k, k_text, char, *values in got["rows"]:
         assert k_text == str(k) and char == passage[t - k].replace(" ", "\u2423")
-        assert float(value) == pytest.approx(row[k], rel=1e-9), (t, k, value, row[k])
+        assert [float(v) for v in values] == [pytest.approx(rows[c][t][k], rel=1e-9)
+                                              for c in CELL_NAMES], (t, k)
+    assert [line["cls"].split()[0] for line in got["lines"]] == \
+        ["rw-main" if c == cell else "rw-ref" for c in CELL_NAMES]
 
 
-REACH_TARGETS = [3, 40, 63, 100, 200, 255]
+REACH_TARGETS = [3, 40, 63, 100, 200, 250]
 
 
 def test_how_far_back_shows_gru_pys_compute_reach(shared, expected_reach):
-    """Pointed at, each of several characters of the passage shows, over the characters
-    before it, compute_reach's gradient norms (the number on each, and its shading at
-    the scale the page states, log then linear), and the readout's numbers; the mean
-    column is the mean of compute_reach's rows."""
+    """Before it is used, it shows the last character's prediction (its numbers come with
+    the page) and says how to choose another; pointed at, each of several characters of
+    the passage shows, over the characters before it, compute_reach's gradient norms
+    (the number on each, and its shading at the scale the page states, log then linear)
+    in each of the three models, and the readout's numbers."""
     passage, reach = expected_reach
     t = shared("ch14-gru-lm/")
     host = reach_widget(t)
     figure = host.locator("figure")
+    last = len(passage) - 2
+    assert figure.get_attribute("data-model") == "waiting"
+    check_reach(host.evaluate(REACH_JS), last, reach, passage, "log", 5)
+    assert "Point at any other character" in host.locator('[data-value="reach-cue"]').inner_text()
     label = host.locator('input[data-control="scale"] + label')
     decades = int(re.search(r"log scale, (\d+) decades", label.first.inner_text()).group(1))
     host.locator(f'[data-value="passage"] i[data-i="{REACH_TARGETS[0]}"]').hover()
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle(),
                              timeout=10_000)
-    for scale in ("log", "linear"):
-        if scale == "linear":
-            label.nth(1).click()
-        for target in REACH_TARGETS:
-            host.locator(f'[data-value="passage"] i[data-i="{target}"]').hover()
-            got = host.evaluate(REACH_JS)
-            check_reach(got, target, reach[target], passage, scale, decades)
-    means = [float(f"{np.mean([row[k] for row in reach if len(row) > k]):.3g}") for k in range(64)]
-    for k, _, _, _, mean in host.evaluate(REACH_JS)["rows"]:
-        assert float(mean) == pytest.approx(means[k], rel=1e-9), (k, mean, means[k])
+    assert not host.locator('[data-value="reach-cue"]').is_visible()
+    for cell in CELL_NAMES:
+        choose(host, "cell", cell)
+        for scale in ("log", "linear"):
+            label.nth(0 if scale == "log" else 1).click()
+            for target in REACH_TARGETS:
+                host.locator(f'[data-value="passage"] i[data-i="{target}"]').hover()
+                check_reach(host.evaluate(REACH_JS), target, reach, passage, scale, decades, cell)
     label.nth(0).click()
+    choose(host, "cell", "GRU")
     t.check_clean()
 
 
+def test_how_far_back_means_are_the_records(shared, expected_reach):
+    """The table under the view (`gru.py --reach`, which test_page_matches_script holds to
+    the command) prints each model's mean over the passage of compute_reach's rows."""
+    _, reach = expected_reach
+    t = shared("ch14-gru-lm/")
+    rows = t.page.evaluate(PAGE_TABLES_JS, "python3 gru.py --reach")[0]
+    assert rows[0] == ["k"] + [c.replace(" ", "") for c in CELL_NAMES]
+    for k, *means in rows[1:]:
+        k = int(k)
+        assert [float(v) for v in means] == [
+            pytest.approx(np.mean([row[k] for row in reach[c] if len(row) > k]), rel=6e-3)
+            for c in CELL_NAMES], k
+
+
 def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
-    """One tab stop: focused, it loads the gradients and starts at the last character;
+    """One tab stop: focused, it loads the gradients and stays at the last character;
     the arrow keys move, the value is said in words. On a 390 px phone, a tap chooses."""
     passage, reach = expected_reach
     t = tab("ch14-gru-lm/")
     host = reach_widget(t)
     chars = host.locator('[data-value="passage"]')
     assert chars.get_attribute("role") == "slider"
-    assert not [u for u in t.requests if u.endswith("/gru-trained.json")]  # not until used
-    result = run_axe(t.page, AXE_WIDGETS)  # as it waits, nothing chosen yet
+    assert not [u for u in t.requests if u.endswith("/gru-reach.json")]  # not until used
+    result = run_axe(t.page, AXE_WIDGETS)  # as it waits, showing the last character's prediction
     assert not [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
     chars.focus()
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'",
@@ -862,9 +914,9 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     for key, at in (("ArrowLeft", last - 1), ("Home", 0), ("ArrowRight", 1), ("End", last)):
         t.page.keyboard.press(key)
         got = host.evaluate(REACH_JS)
-        check_reach(got, at, reach[at], passage, "log", 5)
-        k = reach[at].index(max(reach[at]))
-        assert got["said"].startswith(f"character {passage[at] if passage[at] != ' ' else 'space'}, "
+        check_reach(got, at, reach, passage, "log", 5)
+        k = reach["GRU"][at].index(max(reach["GRU"][at]))
+        assert got["said"].startswith(f"GRU, character {passage[at] if passage[at] != ' ' else 'space'}, "
                                       f"step {at}"), got["said"]
         assert f"{k} back " in got["said"]
     t.check_clean()
@@ -873,9 +925,9 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     host.locator('[data-value="passage"] i[data-i="100"]').tap()
     phone.page.wait_for_function("(f) => f.dataset.model === 'ready'",
                                  arg=host.locator("figure").element_handle(), timeout=10_000)
-    check_reach(host.evaluate(REACH_JS), 100, reach[100], passage, "log", 5)
+    check_reach(host.evaluate(REACH_JS), 100, reach, passage, "log", 5)
     host.locator('[data-value="passage"] i[data-i="40"]').tap()
-    check_reach(host.evaluate(REACH_JS), 40, reach[40], passage, "log", 5)
+    check_reach(host.evaluate(REACH_JS), 40, reach, passage, "log", 5)
     model, _ = model_widget(phone)  # and the text generator's characters, by touch
     model.locator('button[data-action="run"]').tap()
     phone.page.wait_for_function("(f) => f.dataset.model === 'ready'",
@@ -887,7 +939,8 @@ def test_how_far_back_by_keyboard_and_touch(tab, expected_reach):
     for h in (host, model):
         assert h.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
     assert phone.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    assert len([u for u in phone.requests if u.endswith("/gru-trained.json")]) == 1  # one fetch, both
+    for served in ("gru-reach.json", "gru-trained.json"):  # each fetched once
+        assert len([u for u in phone.requests if u.endswith("/" + served)]) == 1, served
     phone.check_clean()
 
 

@@ -20,7 +20,8 @@ a plain tanh RNN run on the same code.
     python3 gru.py --distance        # how far back the last step's gradient reaches
     python3 gru.py --inside          # the trained GRU's update gate and two units, per character
     python3 gru.py --saturation      # how often the gates sit near 0 or 1
-    python3 gru.py --export          # the trained GRU's weights, and how far back it looks
+    python3 gru.py --reach           # how far back each prediction looks, in the three models
+    python3 gru.py --export          # the trained GRU's weights and its greedy sample
     python3 gru.py --init --hidden 64   # the initial weights and numpy's generator after them
 
 The file reads top to bottom: the settings, the data, the parameters, each
@@ -664,6 +665,20 @@ INSIDE_FEATURES = (       # (name, indicator of the current character c and the 
 )
 
 
+def validation_text(m):
+    """The characters of m's validation windows from the first whole word (the split
+    from the training text falls mid-word): what --inside and --reach read."""
+    text = m.text[m.config.num_train:]
+    return text[text.find(' ') + 1:]
+
+
+def passage_length(text):
+    """The passage: the first INSIDE_PASSAGE characters of text or fewer, up to the end
+    of a word (where the next character is a space)."""
+    n = text.rfind(' ', 0, INSIDE_PASSAGE + 1)
+    return n if n > 0 else min(INSIDE_PASSAGE, len(text))
+
+
 def pearson(a, b):
     a, b = a - a.mean(), b - b.mean()
     denominator = math.sqrt(float(a @ a) * float(b @ b))
@@ -674,8 +689,8 @@ def compute_inside(m):
     """The trained GRU m reading the validation text from a zero state: the units whose
     state correlates most with each feature over the whole text (a unit found for one
     feature is not searched again for the next), and the mean update gate and those
-    units' values along the first INSIDE_PASSAGE characters."""
-    text = m.text[m.config.num_train:]            # the validation windows' characters
+    units' values along its first whole words (passage_length)."""
+    text = validation_text(m)
     Hs, gates, _ = run_sequence(as_float64(m.params), 'gru', token_ids(text))
     units, taken = [], set()
     for name, indicator in INSIDE_FEATURES:
@@ -685,7 +700,7 @@ def compute_inside(m):
         taken.add(best)
         units.append(UnitRecord(name, best, round(pearson(Hs[:-1, best], f), 4),
                                 best != int(np.argmax(r)), []))
-    n = min(INSIDE_PASSAGE, len(text))            # the passage: the same run's first n steps
+    n = passage_length(text)                      # the passage: the same run's first n steps
     for u in units:
         u.values = [round(float(v), 4) for v in Hs[:n, u.unit]]
     z_mean = [round(float(v), 4) for v in gates['Z'][:n].mean(axis=1)]
@@ -721,47 +736,58 @@ def compute_saturation(models):
 REACH_BACK = 64  # connectivity: how many inputs back from each prediction
 
 
-def compute_reach(params, text):
-    """Distill's connectivity, by the GRU's own backward steps: for each character t of
+def compute_reach(params, cell, text):
+    """Distill's connectivity, by the cell's own backward steps: for each character t of
     the text read from a zero state, the norm of the gradient of log P(next character)
     with respect to each earlier one-hot input x_(t-k), k = 0 .. REACH_BACK - 1.
     All predictions at once: row t of a batch carries prediction t's gradient back."""
-    params = as_float64(params)
+    params, (_, step_backward) = as_float64(params), STEPS[cell]
     ids, n = token_ids(text), len(text) - 1       # the last character has no next one
-    Hs, _, caches = run_sequence(params, 'gru', ids[:n])
+    Hs, _, caches = run_sequence(params, cell, ids[:n])
     dlogits = -np.exp(log_softmax(Hs @ params['W_hq'] + params['b_q']))
     dlogits[np.arange(n), ids[1:]] += 1           # d log P(y_t) / d logits_t, row t
     dH_out = dlogits @ params['W_hq'].T           # (n, h): what prediction t sends to H_t
-    dH = np.zeros((n, params['W_h'].shape[-1]))   # row t: d log P(y_t) / d(state), carried back
+    dstate = zero_state(params, cell, n)          # row t: d log P(y_t) / d(state), carried back
     ignored = {'W_h': np.zeros_like(params['W_h'])}
     reach = np.zeros((n, REACH_BACK))
     for s in reversed(range(n)):
-        dH[s] += dH_out[s]                        # prediction s starts at its own step
+        dstate[0][s] += dH_out[s]                 # prediction s starts at its own step
         cache = [np.broadcast_to(c, (n, c.shape[1])) for c in caches[s]]
-        (dH,), dA = gru_step_backward(params, (dH,), cache, ignored)
-        dx = np.linalg.norm(sum(dA[g] @ params['W_x'][g].T for g in range(3)), axis=1)  # d/dx_s
+        dstate, dA = step_backward(params, dstate, cache, ignored)
+        dx = np.linalg.norm(sum(dA[g] @ params['W_x'][g].T for g in range(len(dA))), axis=1)
         t = np.arange(s, min(n, s + REACH_BACK))  # the predictions s reaches, k = t - s back
         reach[t, t - s] = dx[t]
     return [[float(f'{v:.3g}') for v in row[:min(t + 1, REACH_BACK)]]
             for t, row in enumerate(reach)]
 
 
+def mean_reach(reach):
+    """reach[.][k] averaged over the predictions that have an input k back, 3 digits."""
+    return [float(f'{np.mean([row[k] for row in reach if len(row) > k]):.3g}')
+            for k in range(max(map(len, reach)))]
+
+
+def compute_reach_cells(models):
+    """models: {name: Trained}. The connectivity of each over the passage of --inside,
+    read from a zero state, and its mean over the passage (compute_reach)."""
+    text = validation_text(next(iter(models.values())))
+    passage = text[:passage_length(text) + 1]     # + 1: the last shaded character's next one
+    curves = []
+    for name, m in models.items():
+        reach = compute_reach(m.params, m.config.cell, passage)
+        curves.append(ReachCurve(name, m.config.cell, reach, mean_reach(reach)))
+    return ReachRecord(passage[:-1], passage[-1], REACH_BACK, curves)
+
+
 def compute_export(m):
     """The weights of the trained GRU m by the equations' names (float32 values, shortest
-    form), its greedy sample from them in float64, and the connectivity of --inside's
-    passage (compute_reach)."""
+    form) and its greedy sample from them in float64."""
     weights = {name: np.vectorize(lambda v: float(str(v)))(p).tolist()
                for name, p in named(m.params, 'gru').items()}
-    text = m.text[m.config.num_train:]
-    passage = text[:INSIDE_PASSAGE + 1]           # + 1: the last shaded character's next one
-    reach = compute_reach(m.params, passage)
-    mean = [float(f'{np.mean([row[k] for row in reach if len(row) > k]):.3g}')
-            for k in range(REACH_BACK)]
     return ExportRecord(asdict(m.config), list(VOCAB), "re.sub('[^A-Za-z]+', ' ', text)"
                         ".lower(); characters outside the vocabulary are '<unk>'", weights,
                         m.config.prefix, predict(as_float64(m.params), 'gru', m.config.prefix,
-                                                 m.config.num_preds),
-                        passage[:-1], reach, REACH_BACK, mean)
+                                                 m.config.num_preds))
 
 
 def compute_init(config):
@@ -929,7 +955,7 @@ class UnitRecord:
 
 @dataclass
 class InsideRecord:
-    passage: str             # the first characters of the validation text
+    passage: str             # the first whole words of the validation text
     passage_chars: int       # .. how many
     z_mean: list             # mean of the update gate Z over the units, per character
     units: list              # a UnitRecord per feature
@@ -963,10 +989,23 @@ class ExportRecord:
     weights: dict            # the equations' parameters: {'W_xz': rows of numbers, ...}
     prefix: str
     greedy: str              # the prefix and its greedy continuation, from these weights
-    passage: str             # the validation passage of --inside
+
+
+@dataclass
+class ReachCurve:
+    model: str               # 'GRU', 'LSTM', 'plain RNN'
+    cell: str
     reach: list              # reach[t][k]: ||d log P(passage[t+1]) / d x_(t-k)||
-    reach_back: int          # k = 0 .. reach_back - 1 (fewer at the start)
     mean_reach: list         # reach[.][k] averaged over the characters that have k
+
+
+@dataclass
+class ReachRecord:
+    """How far back each prediction over the passage of --inside reaches, in each model."""
+    passage: str             # the validation passage of --inside
+    next_char: str           # the character after it, the last prediction's target
+    reach_back: int          # k = 0 .. reach_back - 1 (fewer at the start)
+    models: list             # a ReachCurve per trained model
 
 
 def format_ppl(x):
@@ -1087,6 +1126,23 @@ def format_distance_table(record):
     return format_table(header, rows, 'r' * len(header))
 
 
+REACH_KS = (0, 1, 2, 4, 8, 16, 32, 63)  # the distances --reach prints
+
+
+def format_reach_caption(record):
+    return (f'the norm of the gradient of log P(next character) with respect to the input '
+            f'k characters back, mean over the {len(record.passage)} predictions over the '
+            f'passage of --inside (those that have an input k back), each model reading '
+            f'from a zero state')
+
+
+def format_reach_table(record):
+    header = ['k'] + [c.model for c in record.models]
+    rows = [[str(k)] + [f'{c.mean_reach[k]:.2e}' for c in record.models]
+            for k in REACH_KS if k < record.reach_back]
+    return format_table(header, rows, 'r' * len(header))
+
+
 def quantised(values, low, high):
     """Each value as a digit 0-9: which tenth of [low, high] it falls in."""
     return ''.join(str(min(9, max(0, int((v - low) / (high - low) * 10)))) for v in values)
@@ -1097,7 +1153,7 @@ INSIDE_WIDTH = 64  # characters per line of the passage
 
 def format_inside_caption(record):
     return (f'the trained GRU reading the first {len(record.passage)} characters of the '
-            f'validation text from a zero state; under each character (spaces shown as _), '
+            f'validation text (from its first whole word) from a zero state; under each character (spaces shown as _), '
             f'one digit per signal: Z, the update gate averaged over the units, in tenths of '
             f'[0, 1] (9: Z above 0.9, the state is kept); unit j, the state H[j], in tenths '
             f'of [-1, 1]')
@@ -1356,7 +1412,7 @@ def format_compare_timing(record):
 
 
 def report_export(args, out, config=None):
-    """The trained GRU's weights by name, its vocabulary, and how far back it looks."""
+    """The trained GRU's weights by name, its vocabulary, and its greedy sample."""
     m = d2l_models(args, base_config(args, config), ('gru',))[MODEL_NAMES['gru']]
     record = compute_export(m)
     sizes = ', '.join(f"{name} {' x '.join(map(str, np.shape(w)))}"
@@ -1364,11 +1420,14 @@ def report_export(args, out, config=None):
     out.text(f'the GRU of `python3 gru.py` (seed {m.config.seed}, epoch {m.config.epochs}): '
              f'{num_params(m.params):,} parameters, float32: {sizes}')
     out.text(f'greedy, from these weights in float64: {quoted(record.greedy)}')
-    ks = [k for k in (0, 1, 2, 4, 8, 16, 32) if k < record.reach_back]
-    out.text(f'how far back a prediction reaches: the norm of the gradient of log P(next '
-             f'character) with respect to the input k characters back, mean over the '
-             f'{len(record.passage)} characters of the passage of --inside: '
-             + ', '.join(f'k = {k}: {record.mean_reach[k]:.1e}' for k in ks))
+    return record
+
+
+def report_reach(args, out, config=None):
+    """How far back each prediction reaches in the three trained models, on average."""
+    record = compute_reach_cells(d2l_models(args, base_config(args, config)))
+    out.text(format_reach_caption(record))
+    out.table('reach', format_reach_table(record))
     return record
 
 
@@ -1384,14 +1443,16 @@ REPORTS = {  # flag -> (what it prints, the function), in the order of the chapt
                report_inside),
     'saturation': ('how often the gates of the trained GRU and LSTM sit near 0 or near 1',
                    report_saturation),
-    'export': ("the trained GRU's weights by name, and how far back each prediction reaches",
-               report_export),
+    'reach': ("how far back each prediction over the passage of --inside reaches, in the "
+              "three trained models", report_reach),
+    'export': ("the trained GRU's weights by name and its greedy sample", report_export),
     'init': ("the initial parameters of a run in float64 and numpy's generator after them, "
              "for a page to start from", report_init),
 }
 DEFAULT = ('train',)  # what runs with no flag
 
-TRAINING_REPORTS = ('train', 'compare', 'distance', 'inside', 'saturation', 'export')
+TRAINING_REPORTS = ('train', 'compare', 'distance', 'inside', 'saturation', 'reach',
+                    'export')
 OPTIONS = {  # option -> the reports it changes; with none of them, it is refused
     'cell': ('train', 'gradcheck'),
     'epochs': TRAINING_REPORTS,
@@ -1407,7 +1468,7 @@ OPTIONS = {  # option -> the reports it changes; with none of them, it is refuse
 
 SECONDS_PER_EPOCH = {'gru': 0.45, 'lstm': 0.5, 'rnn': 0.25}  # one model on one core, measured
 MODELS_OF = {'distance': CELLS, 'inside': ('gru',), 'saturation': ('gru', 'lstm'),
-             'export': ('gru',)}  # the models a report trains (d2l_models'), besides its own
+             'reach': CELLS, 'export': ('gru',)}  # the models a report trains (d2l_models'), besides its own
 
 
 def estimate_seconds(args):

@@ -3,6 +3,7 @@ from docs/code/gru.py and the models it trains (one worker process trains each o
 
 import html
 import json
+import math
 
 from generator import diagrams
 from generator.chapter import CODE, Chapter, GeneratorError, Served
@@ -24,15 +25,32 @@ print(gru.predict(params, 'gru', 'it has', 20))                                #
 print(gru.predict(params, 'gru', 'it has', 20, 0.5, np.random.default_rng(0)))  # drawn
 """
 
+# The reach of the three models, and lines that print a row of it.
+REACH_USAGE = """\
+import json
+
+r = json.load(open('gru-reach.json'))
+t = len(r['passage']) - 1                                   # the last character's prediction
+for m in r['models']:
+    print(m['model'], [f'{v:.1e}' for v in m['reach'][t][:9]])   # k = 0 .. 8 back
+"""
+
 CHAPTER = Chapter("ch14-gru-lm.md", "gru.py", data=("timemachine.txt",), served=(
     Served("gru-trained.json", ("--export",),
            "The GRU that `python3 gru.py` trains (d2l's configuration, seed 0, epoch 50): "
            "`weights`, its parameters under the equations' names (float32 values), "
-           "`vocab` and `preprocessing`, its `greedy` continuation of `prefix`, and for "
-           "each character of the validation `passage` of `--inside`, `reach`: the norm "
-           "of the gradient of log P(next character) with respect to each of the "
-           "`reach_back` inputs before it. Chapter 14's page runs it in the browser.",
-           TRAINED_USAGE),))
+           "`vocab` and `preprocessing`, and its `greedy` continuation of `prefix`. "
+           "Chapter 14's page runs it in the browser.",
+           TRAINED_USAGE),
+    Served("gru-reach.json", ("--reach",),
+           "How far back each prediction reaches in the three models `python3 gru.py` "
+           "trains (the GRU, the LSTM and the plain RNN, d2l's configuration, seed 0, epoch "
+           "50): for each character of the validation `passage` of `--inside` (and "
+           "`next_char`, the one after it), `models[i].reach[t][k]`, the norm of the "
+           "gradient of log P(next character) with respect to the input k characters "
+           "back, k up to `reach_back` - 1, and `mean_reach[k]`, its mean over the "
+           "passage. Chapter 14's \"how far back\" view looks them up.",
+           REACH_USAGE)))
 
 
 @CHAPTER.figure
@@ -198,35 +216,47 @@ REACH_KS = (0, 1, 2, 4, 8, 16, 32, 63)  # the distances its readout lists
 
 @CHAPTER.widget
 def reach_widget(ctx):
-    """How far back each prediction over the shaded passage reaches (Distill's
-    connectivity; docs/assets/widgets/reach.js), looked up in the served record of
-    --export (compute_reach), which the page loads when the reader first points at it."""
-    inside, export = ctx.record("--inside"), ctx.record("--export")
-    link, data = ctx.served("gru-trained.json")
-    if export.passage != inside.passage or len(export.reach) != len(inside.passage):
-        raise GeneratorError(f"{ctx.where}: --export's passage is not --inside's: the reach "
+    """How far back each prediction over the shaded passage reaches in each of the three
+    trained models (Distill's connectivity; docs/assets/widgets/reach.js), looked up in
+    the served record of --reach (compute_reach), which the page loads when the reader
+    first points at it. Until then it shows the last character's prediction, whose
+    numbers come with the page."""
+    inside, record = ctx.record("--inside"), ctx.record("--reach")
+    _, data = ctx.served("gru-reach.json")
+    url = ctx.url("code/gru-reach.json")
+    if record.passage != inside.passage or any(len(m.reach) != len(inside.passage)
+                                               for m in record.models):
+        raise GeneratorError(f"{ctx.where}: --reach's passage is not --inside's: the reach "
                              f"shown would not be of the passage shaded above")
-    if max(REACH_KS) >= export.reach_back:
-        raise GeneratorError(f"{ctx.where}: REACH_KS goes past reach_back = {export.reach_back}")
+    if max(REACH_KS) >= record.reach_back:
+        raise GeneratorError(f"{ctx.where}: REACH_KS goes past reach_back = {record.reach_back}")
+    start = len(record.passage) - 1
+    values = [v for m in record.models for row in m.reach for v in row if v > 0]
+    decade = (math.floor(math.log10(min(values))), math.ceil(math.log10(max(values))))
     return ctx.widget("reach", {
         "title": "How far back each prediction reaches: point at a character",
         "caption": (
             "For the character under the pointer, step <i>t</i>: each character before it, "
             "<i>t</i> &minus; <i>k</i>, is shaded by the norm of the gradient of the "
-            "log-probability the model gives the character after <i>t</i> (double underline) "
-            "with respect to the one-hot input <i>X</i><sub><i>t</i>&minus;<i>k</i></sub>, for "
-            f"<i>k</i> up to {export.reach_back - 1}, reading from a zero state. Each "
+            "log-probability the chosen model gives the character after <i>t</i> (double "
+            "underline) with respect to the one-hot input "
+            "<i>X</i><sub><i>t</i>&minus;<i>k</i></sub>, for "
+            f"<i>k</i> up to {record.reach_back - 1}, reading from a zero state. Each "
             "prediction is shaded against its own largest value: on the log scale in ten levels "
             f"of {REACH_DECADES / 10:g} decade each (darkest within a factor "
-            f"{10 ** (REACH_DECADES / 10):.1f} of the largest, white below "
+            f"{10 ** (REACH_DECADES / 10):.1f} of the largest, unshaded below "
             f"10<sup>&minus;{REACH_DECADES}</sup> of it), on the linear one in tenths. "
-            "The numbers are "
-            "<code>compute_reach</code> of gru.py, its own backward steps, in the record of "
-            f'<code>python3 gru.py --export</code> (<a href="{ctx.url("code/gru-trained.json")}">'
-            "gru-trained.json</a>: <code>reach[t][k]</code>, <code>mean_reach[k]</code>)."),
-        "model": {"url": ctx.url("code/gru-trained.json"), "bytes": len(data)},
-        "passage": inside.passage,
-        "reach_back": export.reach_back,
+            "The chart draws the same prediction in all three models. The numbers are "
+            "<code>compute_reach</code> of gru.py, each cell's own backward steps, in the "
+            f'record of <code>python3 gru.py --reach</code> (<a href="{url}">'
+            "gru-reach.json</a>: <code>models[i].reach[t][k]</code>)."),
+        "model": {"url": url, "bytes": len(data)},
+        "passage": record.passage,
+        "reach_back": record.reach_back,
+        "cells": [m.model for m in record.models],
+        "cell": 0,
+        "start": {"t": start, "rows": [m.reach[start].plain() for m in record.models]},
+        "range": {"min": 10.0 ** decade[0], "max": 10.0 ** decade[1]},
         "scales": [{"text": f"log scale, {REACH_DECADES} decades"},
                    {"text": "linear, tenths of the largest"}],
         "index": 0,
@@ -247,16 +277,18 @@ def timing(ctx):
 @CHAPTER.block
 def trained_model(ctx):
     """The trained GRU as a served file (gru.py --export's record): its weights by the
-    equations' names, the vocabulary and preprocessing, and the reach of every
-    prediction over the shaded passage, for a reader's numpy or a page's script."""
-    record = ctx.record("--export")
+    equations' names, the vocabulary and preprocessing, for a reader's numpy or a page's
+    script; and the reach of the three models (--reach's record)."""
     link, data = ctx.served("gru-trained.json")
+    reach_link, reach_data = ctx.served("gru-reach.json")
     return (f"[gru-trained.json]({link}){{ download }} ({len(data) / 1000:,.0f} KB) holds "
             f"this trained GRU: its weights under the equations' names, the vocabulary and "
-            f"the preprocessing, and for each character of the passage above how strongly "
-            f"its prediction depends on each of the {record.reach_back} inputs before it. "
-            f"It is the record of `python3 gru.py --export`; [gru.py's code page]"
-            f"({ctx.link('code/gru.md')}#gru-trainedjson) shows the lines that load it.")
+            f"the preprocessing; it is the record of `python3 gru.py --export`. "
+            f"[gru-reach.json]({reach_link}){{ download }} ({len(reach_data) / 1000:,.0f} KB), "
+            f"the record of `python3 gru.py --reach`, holds how strongly each prediction over "
+            f"the passage above depends on each input before it, in all three models. "
+            f"[gru.py's code page]({ctx.link('code/gru.md')}#gru-trainedjson) shows the lines "
+            f"that load them.")
 
 
 TEMPERATURES = [round(0.05 * k, 2) for k in range(2, 41)]  # the widget's slider: 0.1 .. 2
