@@ -964,6 +964,81 @@ def test_the_shading_is_the_static_passages_in_both_schemes(tab, theme):
     t.check_clean()
 
 
+def css_colour(text):
+    """A computed colour, "rgb(...)", "rgba(...)" or color-mix's "color(srgb ...)", as
+    ((r, g, b) in 0..255, alpha)."""
+    m = re.fullmatch(r"color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: / ([\d.]+))?\)", text)
+    if m:
+        return tuple(float(v) * 255 for v in m.groups()[:3]), float(m.group(4) or 1)
+    m = re.fullmatch(r"rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)", text)
+    assert m, text
+    return tuple(float(v) for v in m.groups()[:3]), float(m.group(4) or 1)
+
+
+def over(colour, under):
+    """A colour with alpha composited over an opaque one."""
+    rgb, a = colour
+    return tuple(a * c + (1 - a) * u for c, u in zip(rgb, under))
+
+
+def contrast(x, y):
+    """WCAG 2.1's contrast ratio of two opaque colours."""
+    def luminance(rgb):
+        lin = [(c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4)
+               for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((luminance(x), luminance(y)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+LEVELS_JS = """() => {
+  const passage = document.querySelector('.inside:not(.rw-results) > p.shaded');
+  const out = {page: getComputedStyle(document.body).backgroundColor, levels: {}};
+  for (const sign of ['p', 'n']) for (let k = 1; k <= 9; k++) {
+    const i = document.createElement('i');  // a character of the passage at level k
+    i.className = sign + k;
+    i.textContent = 'a';
+    passage.appendChild(i);
+    out.levels[sign + k] = [getComputedStyle(i).backgroundColor, getComputedStyle(i).color];
+    i.remove();
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_shading_reads_and_its_legends_are_true_in_both_schemes(tab, theme):
+    """On every level of the shading (orange and blue, the passage's and so the widgets'),
+    the text keeps WCAG AA's 4.5:1 against the shade (both composited over the page); at
+    night the darkest level stands out from the page by at least 3:1 (WCAG's ratio for the
+    parts of a graphic), as #9a6400 (2.7:1) did not; the readout's mean-gate box is
+    readable too; and the legends (the passage's label, the text generator's hint, the
+    reach's caption) call level 0 nothing the page is not: no "white" on a dark page."""
+    t = tab("ch14-gru-lm/", color_scheme=theme)
+    host, _ = model_widget(t)
+    set_model(host, "the time traveller", 40, 1.0, 7)
+    got = t.page.evaluate(LEVELS_JS)
+    page = over(css_colour(got["page"]), (255, 255, 255))
+    for level, (background, colour) in got["levels"].items():
+        shade = over(css_colour(background), page)
+        assert contrast(over(css_colour(colour), shade), shade) >= 4.5, (theme, level, background, colour)
+    if theme == "dark":
+        for sign in "pn":
+            shade = over(css_colour(got["levels"][sign + "9"][0]), page)
+            assert contrast(shade, page) >= 3, (sign + "9", contrast(shade, page))
+    box = host.locator('[data-value="z"]').evaluate(
+        "(el) => [getComputedStyle(el).backgroundColor, getComputedStyle(el).color]")
+    shade = over(css_colour(box[0]), page)
+    assert contrast(over(css_colour(box[1]), shade), shade) >= 4.5, box
+    legends = [t.page.locator(".inside .shaded-label").first.text_content(),
+               host.locator(".rw-hint").inner_text(),
+               reach_widget(t).locator("figcaption").inner_text()]
+    if page != (255, 255, 255):
+        assert not [x for x in legends if re.search(r"\bwhite\b", x)], legends
+    assert "unshaded" in legends[0] and "unshaded" in legends[1]
+    t.check_clean()
+
+
 # -- chapter 15: the experiment, one cell and lag at a time -------------------------------
 #
 # The expected values are the page's own tables (15.2's accuracy, 15.4's gradients, 15.3's

@@ -174,7 +174,7 @@ def inside(ctx):
     the two units the script found, in ten levels (the tenths the script prints as
     digits, shown below the shading: the values do not rest on colour alone)."""
     record = ctx.record("--inside")
-    rows = [("mean update gate Z (0 white, 1 full orange)", record.z_mean, False)]
+    rows = [("mean update gate Z (0 unshaded, 1 full orange)", record.z_mean, False)]
     for unit in record.units:
         rows.append((f"unit {unit.unit}, which tracks {html.escape(unit.feature)} "
                      f"(r = {unit.correlation:+.2f}; orange above 0, blue below)",
@@ -218,7 +218,7 @@ def reach_widget(ctx):
             f"<i>k</i> up to {export.reach_back - 1}, reading from a zero state. Each "
             "prediction is shaded against its own largest value: on the log scale in ten levels "
             f"of {REACH_DECADES / 10:g} decade each (darkest within a factor "
-            f"{10 ** (REACH_DECADES / 10):.1f} of the largest, white below "
+            f"{10 ** (REACH_DECADES / 10):.1f} of the largest, unshaded below "
             f"10<sup>&minus;{REACH_DECADES}</sup> of it), on the linear one in tenths. "
             "The numbers are "
             "<code>compute_reach</code> of gru.py, its own backward steps, in the record of "

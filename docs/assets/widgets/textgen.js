@@ -208,7 +208,7 @@ RW.define("textgen", function (figure, d, kit) {
   var readout = el("div", { hidden: true }, [  // shown once the model has written
     el("p", { "class": "rw-label", "data-value": "sampled-label" }), sampledView.root,
     el("p", { "class": "rw-hint", text: "Shaded by the mean update gate Z of the step that reads each " +
-              "character (white near 0: the units take the candidate; orange near 1: they keep " +
+              "character (unshaded near 0: the units take the candidate; full orange near 1: they keep " +
               "their state), as the passage of 14.6 is; underlined: what the model wrote. Point at or tap a " +
               "character, or tab to a text and use the arrow keys, for its numbers here:" }),
     detailLabel, topList,
@@ -285,6 +285,7 @@ RW.define("textgen", function (figure, d, kit) {
     zOut.textContent = fmt.fixed(z, 4);
     zOut.setAttribute("data-z", String(z));
     zOut.style.setProperty("--level", level(z));
+    zOut.setAttribute("data-level", level(z));  // its text colour at night (widgets.css)
     return "character " + charName(c) + ", step " + t + ", " + where + ": next " +
       order.map(function (i) { return charName(vocab[i]) + " " + fmt.fixed(P[i], 2); }).join(", ") +
       "; mean update gate " + fmt.fixed(z, 2);
