@@ -5,7 +5,8 @@ For two settings (the book at batch 1, and a reader's own paragraph at batch 8) 
 trains 200 updates; then the command the page shows is run as a reader runs it, and its
 printed rows and samples must be the page's, character for character, and the page's
 parameters must equal those of numpy's train_updates (in this process, float64) to 1e-9
-relative. Also: what the page says of a text it cannot use, that the page stays
+relative; and the page's text generator, switched to the reader's GRU, writes what
+gru.py's predict writes with numpy's parameters of the same run. Also: what the page says of a text it cannot use, that the page stays
 responsive while it trains (no main-thread task does over 50 ms of work, measured in a
 Chromium trace as the thread's own time: the wall time of a task on a machine shared
 with other work counts that work too), pause and resume, and that nothing reaches the
@@ -18,8 +19,8 @@ import shlex
 import numpy as np
 import pytest
 
-from helpers import cells_of_markdown, load_script, run_script, table_blocks
-from test_widgets import Tab
+from helpers import CODE, cells_of_markdown, load_script, run_script, table_blocks
+from test_widgets import Tab, model_shows, model_widget, run_python, set_model
 
 pytestmark = pytest.mark.browser
 
@@ -93,6 +94,25 @@ def page_table(host, name):
             for i in range(rows.count())]
 
 
+def numpy_run(gru, args, tmp_path, text=None):
+    """numpy's train_updates, in this process, for the arguments of the trainer's command
+    (the reader's text, if any, saved as my-text.txt in tmp_path): (params, run)."""
+    parsed = gru.parse_args(args[:-2] + ["--corpus", str(tmp_path / "my-text.txt")]
+                            if text is not None else args)
+    config = gru.model_config(parsed, gru.base_config(parsed), "gru")
+    return gru.train_updates(gru.corpus_for(parsed), config)
+
+
+def param_gaps(host, params):
+    """The page's parameters against numpy's: max |page - numpy| / max |numpy|, each."""
+    mine = page_params(host)
+    gaps = {}
+    for name, p in params.items():
+        q = np.array(mine[name]).reshape(p.shape)
+        gaps[name] = float(np.abs(q - p).max() / np.abs(p).max())
+    return gaps
+
+
 def check_against_numpy(gru, host, command, tmp_path, text=None):
     argv = shlex.split(command)
     assert argv[:3] == ["$", "python3", "gru.py"], command
@@ -111,15 +131,8 @@ def check_against_numpy(gru, host, command, tmp_path, text=None):
     shown_samples = [row[:-1] for row in page_table(host, "samples")]  # less the reader's column
     assert shown_samples == samples
 
-    parsed = gru.parse_args(args[:-2] + ["--corpus", str(tmp_path / "my-text.txt")]
-                            if text is not None else args)
-    config = gru.model_config(parsed, gru.base_config(parsed), "gru")
-    params, run = gru.train_updates(gru.corpus_for(parsed), config)
-    mine = page_params(host)
-    gaps = {}
-    for name, p in params.items():
-        q = np.array(mine[name]).reshape(p.shape)
-        gaps[name] = float(np.abs(q - p).max() / np.abs(p).max())
+    params, run = numpy_run(gru, args, tmp_path, text)
+    gaps = param_gaps(host, params)
     assert max(gaps.values()) < TOLERANCE, gaps
     losses = np.array(host.evaluate("el => el.querySelector('figure').rwTrainer.losses()"))
     assert len(losses) == 200
@@ -195,4 +208,68 @@ def test_pause_stops_and_resume_goes_on(tab):
                                arg=figure, timeout=60_000)
     host.locator('button[data-control="reset"]').click()
     assert host.evaluate("el => el.querySelector('figure').rwTrainer.state()") == "idle"
+    tab.check_clean()
+
+
+# -- the text generator, with the reader's GRU ------------------------------------------
+
+WRITER_JS = "el => { const w = el.querySelector('[data-value=\"writer\"]'); return [w.dataset.model, w.dataset.update]; }"
+
+
+def pick_model(gen, k):
+    gen.locator('input[data-control="model"]').nth(k).check()
+
+
+def test_your_gru_before_any_training_is_said_so(tab):
+    """Picked before the trainer has trained, the reader's GRU is a message on screen, and
+    the text stays the chapter's, which says so."""
+    gen, _ = model_widget(tab)
+    set_model(gen, "it has", 20, 0.5, 0)
+    chapter = model_shows(gen)
+    pick_model(gen, 1)
+    message = gen.locator('[role="alert"]', has_text="Your GRU has not trained yet")
+    assert message.is_visible()
+    assert gen.evaluate(WRITER_JS)[0] == "chapter"
+    assert gen.locator('[data-value="writer"]').inner_text().startswith("Written by the chapter's GRU")
+    assert model_shows(gen) == chapter
+    tab.check_clean()
+
+
+def test_the_text_generator_writes_with_your_gru(gru, tab, tmp_path):
+    """After 200 updates of the trainer (the book, batch 1, the settings of the first test
+    above), the text generator switched to the reader's GRU writes what gru.py's predict
+    writes with numpy's parameters of the same run (train_updates for the command the
+    trainer shows), greedy and drawn; the page's parameters are numpy's; the text says
+    which model wrote it, and the Python lines under it print it. A reset takes the
+    reader's GRU away again, and says so."""
+    gen, _ = model_widget(tab)
+    prompt, n, temperature, seed = "the time traveller", 40, 1.0, 7
+    set_model(gen, prompt, n, temperature, seed)
+    chapter = model_shows(gen)
+    host = trainer(tab)
+    command = train(tab, host, 1)
+    pick_model(gen, 1)
+    tab.page.wait_for_function(f"el => ({WRITER_JS})(el)[0] === 'yours'", arg=gen.element_handle())
+    assert gen.evaluate(WRITER_JS) == ["yours", "200"]
+    assert "your GRU, after 200 updates" in gen.locator('[data-value="writer"]').inner_text()
+    assert gen.locator('input[data-control="model"] + label').nth(1).inner_text() == \
+        "your GRU (after 200 updates)"
+
+    params, _ = numpy_run(gru, shlex.split(command)[3:], tmp_path)
+    gaps = param_gaps(host, params)
+    assert max(gaps.values()) < TOLERANCE, gaps
+    got = model_shows(gen)
+    assert got["greedy"] == gru.predict(params, "gru", prompt, n)
+    assert got["sampled"] == gru.predict(params, "gru", prompt, n, temperature,
+                                         np.random.default_rng(seed))
+    assert got["greedy"] != chapter["greedy"], "the reader's GRU writes as the chapter's"
+
+    (tmp_path / "timemachine.txt").write_bytes((CODE / "timemachine.txt").read_bytes())
+    printed = run_python(got["python"], tmp_path).splitlines()
+    assert printed == [got["greedy"], got["sampled"]]
+
+    host.locator('button[data-control="reset"]').click()
+    assert gen.evaluate(WRITER_JS)[0] == "chapter"
+    assert model_shows(gen)["greedy"] == chapter["greedy"]
+    assert gen.locator('[role="alert"]', has_text="Your GRU has not trained yet").is_visible()
     tab.check_clean()

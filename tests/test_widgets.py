@@ -529,19 +529,40 @@ def test_the_python_lines_under_the_text_print_the_text(shared, tmp_path):
 
 
 def test_the_model_starts_at_the_samples_table_and_loads_only_when_used(tab):
-    """Mounted, the widget has not asked for the weights; the first key in the prompt
-    loads them once, and at its start it writes the table's greedy row."""
+    """Mounted, the widget shows the samples table's last greedy row (what gru.py writes
+    after "it has" at epoch 50), said to be the text the model writes when run, and has
+    not asked for the weights; its main button, first after the prompt, runs the model:
+    the weights load once and it writes that same text. A key in the prompt is a first use
+    too."""
+    samples = next(x for x in tables("gru.py") if x[0][:2] == ["epoch", "greedy"])
+    row = samples[-1][1].strip('"')
     t = tab("ch14-gru-lm/")
     host, figure = model_widget(t)
     assert figure.get_attribute("data-model") == "waiting"
+    preview = host.locator('[data-value="preview"]')
+    assert preview.is_visible() and preview.inner_text() == row
+    assert host.locator('[data-value="greedy"]').is_hidden()
+    assert "when run" in host.locator('[data-value="writer"]').inner_text()
     assert not [u for u in t.requests if u.endswith("/gru-trained.json")]
-    samples = next(x for x in tables("gru.py") if x[0][:2] == ["epoch", "greedy"])
+    main = host.locator("button").first
+    assert main.get_attribute("data-action") == "run" and main.inner_text().startswith("Run the model")
+    main.click()
+    t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
+    assert model_shows(host)["greedy"] == row
+    assert preview.is_hidden() and host.locator('[data-value="greedy"]').is_visible()
+    assert host.locator('[data-value="writer"]').inner_text().startswith("Written by the chapter's GRU")
+    main.click()  # again: the weights are not fetched twice
+    assert len([u for u in t.requests if u.endswith("/gru-trained.json")]) == 1
+    t.check_clean()
+
+    t = tab("ch14-gru-lm/")
+    host, figure = model_widget(t)
     prompt = host.locator('input[data-input="prompt"]')
     prompt.press("End")
     prompt.press("Backspace")
     prompt.type("s")  # "it has" again
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
-    assert model_shows(host)["greedy"] == samples[-1][1].strip('"')
+    assert model_shows(host)["greedy"] == row
     assert len([u for u in t.requests if u.endswith("/gru-trained.json")]) == 1
     t.check_clean()
 
@@ -567,10 +588,11 @@ def test_a_bad_prompt_says_so_and_keeps_the_last_text(shared, text, says):
         assert message.is_visible() and message.inner_text().startswith(says)
         assert prompt.get_attribute("aria-invalid") == "true"
         assert model_shows(host) == before, "the text left the last good prompt"
+    seed_field = host.locator('input[data-input="seed"]')
+    seed_message = host.locator(f'#{seed_field.get_attribute("aria-describedby")}')
     for seed, error in (("1.5", "seed: not a whole number"), ("-1", "seed: out of range"),
                         ("", "seed: empty")):
-        host.locator('input[data-input="seed"]').fill(seed)
-        seed_message = host.locator(".rw-error").nth(1)
+        seed_field.fill(seed)
         assert seed_message.inner_text().startswith(error)
     host.locator('input[data-input="seed"]').fill("0")
     prompt.fill("it has")
@@ -583,7 +605,11 @@ def test_the_model_works_by_keyboard_and_announces_its_text(tab, expected_model)
     host, figure = model_widget(t)
     prompt = host.get_by_label("prompt")
     prompt.focus()
-    t.page.keyboard.press("Tab")  # the temperature
+    t.page.keyboard.press("Tab")  # the main button, then the model (one stop), then the temperature
+    assert t.page.evaluate("document.activeElement.dataset.action") == "run"
+    t.page.keyboard.press("Tab")
+    assert t.page.evaluate("document.activeElement.dataset.control") == "model"
+    t.page.keyboard.press("Tab")
     assert t.page.evaluate("document.activeElement.dataset.control") == "temperature"
     t.page.keyboard.press("ArrowRight")  # 0.50 -> 0.55, and the model loads
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
@@ -600,11 +626,28 @@ def test_the_model_works_by_keyboard_and_announces_its_text(tab, expected_model)
     t.check_clean()
 
 
+TOPS_JS = """(h) => Object.fromEntries(Object.entries({
+  preview: '[data-value="preview"]', greedy: '[data-value="greedy"]', sampled: '[data-value="sampled"]',
+  top: '.rw-top', z: '[data-value="z"]', temperature: 'input[data-control="temperature"]',
+  length: 'input[data-control="length"]', again: 'button[data-action="again"]'})
+  .map(([k, sel]) => { const r = h.querySelector(sel).getBoundingClientRect();
+                       return [k, r.height ? [r.top, r.bottom] : null]; }))"""
+
+
 def test_the_model_fits_a_phone(tab):
+    """At 390 px: nothing runs off the screen, and what the model writes and its readout
+    come before the sliders and buttons, idle and in use, so that a setting and what it
+    changes share a screen."""
     t = tab("ch14-gru-lm/", viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
     host, figure = model_widget(t)
+    idle = host.evaluate(TOPS_JS)
+    assert idle["preview"][1] <= min(idle[k][0] for k in ("temperature", "length", "again")), idle
     host.locator('button[data-action="run"]').tap()
     t.page.wait_for_function("(f) => f.dataset.model === 'ready'", arg=figure.element_handle())
+    used = host.evaluate(TOPS_JS)
+    settings = min(used[k][0] for k in ("temperature", "length", "again"))
+    assert max(used[k][1] for k in ("greedy", "sampled", "top", "z")) <= settings, used
+    assert settings - used["sampled"][0] < PHONE["height"], "the drawn text and its slider apart"
     move(host, "length", len(LENGTHS) - 1)  # the longest text wraps
     assert host.evaluate("(el) => el.getBoundingClientRect().right") <= PHONE["width"]
     assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
@@ -719,7 +762,8 @@ def test_the_texts_are_one_tab_stop_each_and_move_by_arrow_keys(tab):
     greedy = host.locator('[data-value="greedy"]')
     assert greedy.get_attribute("role") == "slider" and greedy.get_attribute("tabindex") == "0"
     stops = host.evaluate("(h) => [...h.querySelectorAll('input, button, [tabindex]')]"
-                          ".filter((e) => !e.closest('[hidden]') && e.tabIndex >= 0).length")
+                          ".filter((e) => !e.closest('[hidden]') && e.tabIndex >= 0)"
+                          ".filter((e) => e.type !== 'radio' || e.checked).length")  # a group: one stop
     assert stops <= 10, f"{stops} tab stops in the text generator"
     greedy.focus()
     text = host.evaluate(TEXTS_JS)["greedy"]["text"]
@@ -970,6 +1014,81 @@ def test_the_shading_is_the_static_passages_in_both_schemes(tab, theme):
         for level in common:
             assert shades[widget][level] == shades["page"][level], (widget, level, theme)
         assert shades[widget][common[-1]] != "rgba(0, 0, 0, 0)", (widget, "not shaded")
+    t.check_clean()
+
+
+def css_colour(text):
+    """A computed colour, "rgb(...)", "rgba(...)" or color-mix's "color(srgb ...)", as
+    ((r, g, b) in 0..255, alpha)."""
+    m = re.fullmatch(r"color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: / ([\d.]+))?\)", text)
+    if m:
+        return tuple(float(v) * 255 for v in m.groups()[:3]), float(m.group(4) or 1)
+    m = re.fullmatch(r"rgba?\(([\d.]+), ([\d.]+), ([\d.]+)(?:, ([\d.]+))?\)", text)
+    assert m, text
+    return tuple(float(v) for v in m.groups()[:3]), float(m.group(4) or 1)
+
+
+def over(colour, under):
+    """A colour with alpha composited over an opaque one."""
+    rgb, a = colour
+    return tuple(a * c + (1 - a) * u for c, u in zip(rgb, under))
+
+
+def contrast(x, y):
+    """WCAG 2.1's contrast ratio of two opaque colours."""
+    def luminance(rgb):
+        lin = [(c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4)
+               for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((luminance(x), luminance(y)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+LEVELS_JS = """() => {
+  const passage = document.querySelector('.inside:not(.rw-results) > p.shaded');
+  const out = {page: getComputedStyle(document.body).backgroundColor, levels: {}};
+  for (const sign of ['p', 'n']) for (let k = 1; k <= 9; k++) {
+    const i = document.createElement('i');  // a character of the passage at level k
+    i.className = sign + k;
+    i.textContent = 'a';
+    passage.appendChild(i);
+    out.levels[sign + k] = [getComputedStyle(i).backgroundColor, getComputedStyle(i).color];
+    i.remove();
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_shading_reads_and_its_legends_are_true_in_both_schemes(tab, theme):
+    """On every level of the shading (orange and blue, the passage's and so the widgets'),
+    the text keeps WCAG AA's 4.5:1 against the shade (both composited over the page); at
+    night the darkest level stands out from the page by at least 3:1 (WCAG's ratio for the
+    parts of a graphic), as #9a6400 (2.7:1) did not; the readout's mean-gate box is
+    readable too; and the legends (the passage's label, the text generator's hint, the
+    reach's caption) call level 0 nothing the page is not: no "white" on a dark page."""
+    t = tab("ch14-gru-lm/", color_scheme=theme)
+    host, _ = model_widget(t)
+    set_model(host, "the time traveller", 40, 1.0, 7)
+    got = t.page.evaluate(LEVELS_JS)
+    page = over(css_colour(got["page"]), (255, 255, 255))
+    for level, (background, colour) in got["levels"].items():
+        shade = over(css_colour(background), page)
+        assert contrast(over(css_colour(colour), shade), shade) >= 4.5, (theme, level, background, colour)
+    if theme == "dark":
+        for sign in "pn":
+            shade = over(css_colour(got["levels"][sign + "9"][0]), page)
+            assert contrast(shade, page) >= 3, (sign + "9", contrast(shade, page))
+    box = host.locator('[data-value="z"]').evaluate(
+        "(el) => [getComputedStyle(el).backgroundColor, getComputedStyle(el).color]")
+    shade = over(css_colour(box[0]), page)
+    assert contrast(over(css_colour(box[1]), shade), shade) >= 4.5, box
+    legends = [t.page.locator(".inside .shaded-label").first.text_content(),
+               host.locator(".rw-hint").inner_text(),
+               reach_widget(t).locator("figcaption").inner_text()]
+    if page != (255, 255, 255):
+        assert not [x for x in legends if re.search(r"\bwhite\b", x)], legends
+    assert "unshaded" in legends[0] and "unshaded" in legends[1]
     t.check_clean()
 
 

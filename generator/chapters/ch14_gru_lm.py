@@ -192,7 +192,7 @@ def inside(ctx):
     the two units the script found, in ten levels (the tenths the script prints as
     digits, shown below the shading: the values do not rest on colour alone)."""
     record = ctx.record("--inside")
-    rows = [("mean update gate Z (0 white, 1 full orange)", record.z_mean, False)]
+    rows = [("mean update gate Z (0 unshaded, 1 full orange)", record.z_mean, False)]
     for unit in record.units:
         rows.append((f"unit {unit.unit}, which tracks {html.escape(unit.feature)} "
                      f"(r = {unit.correlation:+.2f}; orange above 0, blue below)",
@@ -298,13 +298,18 @@ LENGTHS = [10, 20, 40, 80, 160]
 @CHAPTER.widget
 def model_widget(ctx):
     """The trained GRU writing in the page (docs/assets/widgets/textgen.js): it starts
-    where the samples table ends, at "it has", 20 characters, temperature 0.5."""
+    where the samples table ends, at "it has", 20 characters, temperature 0.5, showing
+    --export's greedy text before its weights load; it can also write with the GRU the
+    reader trains in the trainer below (trainer_widget), which shares its parameters."""
     train, export = ctx.record(), ctx.record("--export")
     link, data = ctx.served("gru-trained.json")
     last = train.samples[-1]
     if (export.greedy, export.prefix) != (last.greedy, train.config.prefix):
         raise GeneratorError(f"{ctx.where}: --export's greedy {export.greedy!r} is not the "
                              f"samples table's {last.greedy!r}: the widget would not start there")
+    if len(export.greedy) != len(export.prefix) + train.config.num_preds:
+        raise GeneratorError(f"{ctx.where}: --export's greedy is not {train.config.num_preds} "
+                             f"characters after its prefix: not what the widget writes at its start")
     return ctx.widget("textgen", {
         "title": "The trained GRU, writing: type a prompt",
         "caption": ("The GRU above (seed 0, epoch 50), run by this page on the weights of "
@@ -312,9 +317,14 @@ def model_widget(ctx):
                     "the same step and the same sampling as gru.py's <code>predict</code>, "
                     "with numpy's random numbers (<code>default_rng(seed)</code>), so the "
                     "Python lines under the text print the same. The greedy line at the start "
-                    "is the last row of the samples table."),
+                    "is the last row of the samples table. Once the trainer below has trained, "
+                    "<i>your GRU</i> can write instead, and follows its training."),
         "model": {"url": ctx.url("code/gru-trained.json"), "bytes": len(data)},
         "prefix": train.config.prefix,
+        "greedy": export.greedy,  # shown before the weights load: what the widget writes first
+        "vocab": list(export.vocab),
+        "chapter": f"the chapter's GRU (gru.py, {train.config.epochs} epochs)",
+        "trainer": TRAINER_TITLE,  # the page's trainer, whose GRU the reader can write with
         "max_length": 200,
         "temperature": {"values": TEMPERATURES, "index": TEMPERATURES.index(0.5)},
         "length": {"values": LENGTHS, "index": LENGTHS.index(train.config.num_preds)},
@@ -330,6 +340,7 @@ def torch_model(ctx):
     return f"```python\n{source}\n```"
 
 
+TRAINER_TITLE = "Train the GRU here: on the book, or on your own text"
 TRAINER_HIDDEN = [16, 32, 64]                      # the trainer's hidden sizes, one --init each
 TRAINER_BOOK_CHARS = 4000                          # the book's first characters, as it starts
 TRAINER_SMALL = ("--updates", "50", "--float64", "--hidden", "16", "--batch-size", "1",
@@ -344,6 +355,9 @@ def trainer_widget(ctx):
     small = ctx.record(*TRAINER_SMALL).plain()
     config, init = small["config"], {}
     records = {h: ctx.record("--init", "--hidden", str(h)).plain() for h in TRAINER_HIDDEN}
+    if any(r["vocab"] != list(ctx.record("--export").vocab) for r in records.values()):
+        raise GeneratorError(f"{ctx.where}: --init's vocabulary is not --export's: the text "
+                             f"generator could not write with the reader's GRU")
     for h, record in records.items():
         relpath = f"widgets/ch14-gru-lm/gru-init-{h}.json"
         ctx.add_file(relpath, json.dumps({k: record[k] for k in (
@@ -353,7 +367,7 @@ def trainer_widget(ctx):
     lrs, clips = [0.25, 0.5, 1, 2, 4, 8], [0.1, 0.25, 0.5, 1, 2, 5]
     temperatures = [round(0.05 * k, 2) for k in range(2, 41)]
     return ctx.widget("trainer", {
-        "title": "Train the GRU here: on the book, or on your own text",
+        "title": TRAINER_TITLE,
         "caption": (
             "gru.py's training, run by this page in float64 in a background thread: the same "
             "windows, initial weights (from <code>python3 gru.py --init</code>), order of "

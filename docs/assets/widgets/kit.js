@@ -19,6 +19,9 @@
                                 visible cursor moved by arrow keys, pointer and tap
      kit.json(url)              a served file's JSON, fetched once per page (widgets
                                 that share one file, chapter 14's two, share one fetch)
+     kit.share(name, value)     what a widget tells the page's others (chapter 14's
+     kit.shared(name, listener) trainer, its parameters); listener(value): the latest
+                                now if there is one, then each new one
      kit.frame(figure, title, parts, caption)   what every widget is: its title, its
                                 own parts in order (controls, readout, chart, ...), its
                                 caption; kit.controls(kids) is the row of its controls
@@ -124,6 +127,7 @@
   // A group of radio buttons (a <fieldset> and its <legend>): arrow keys move within
   // it, Tab leaves it. o: label (text), options [{text or html, value}], index (the one
   // checked), name (data-control of each input), onChange(value, index).
+  // choice.relabel(k, text): new words for option k.
   function choice(o) {
     var group = uid("rw-choice");
     var inputs = [];
@@ -139,7 +143,8 @@
     return {
       root: el("fieldset", { "class": "rw-choice" }, [el("legend", { text: o.label })].concat(items)),
       index: function () { for (var k = 0; k < inputs.length; k++) if (inputs[k].checked) return k; return -1; },
-      set: function (k) { inputs[k].checked = true; }
+      set: function (k) { inputs[k].checked = true; },
+      relabel: function (k, text) { items[k].querySelector("label").textContent = text; }
     };
   }
 
@@ -278,6 +283,19 @@
       fetched[url].catch(function () { delete fetched[url]; });
     }
     return fetched[url];
+  }
+
+  // -- what the widgets of a page tell each other ---------------------------------------
+  // A CustomEvent "rw-share" on document, detail {name, value}; the latest value kept
+  // for a widget mounted later (they mount as they near the screen). null: none now.
+  var latest = {};
+  function share(name, value) {
+    latest[name] = value;
+    document.dispatchEvent(new CustomEvent("rw-share", { detail: { name: name, value: value } }));
+  }
+  function shared(name, listener) {
+    if (Object.prototype.hasOwnProperty.call(latest, name)) listener(latest[name]);
+    document.addEventListener("rw-share", function (e) { if (e.detail.name === name) listener(e.detail.value); });
   }
 
   // -- the frame ------------------------------------------------------------------
@@ -441,7 +459,7 @@
   var kit = { el: el, svg: svg, uid: uid, fmt: { fixed: fixed, sci: sci, vec: vec },
               spoken: spoken, slider: slider, choice: choice, numberField: numberField, readNumber: readNumber,
               chart: chart, legend: legend, live: live, reducedMotion: reducedMotion,
-              characters: characters, json: json, frame: frame, controls: controls,
+              characters: characters, json: json, share: share, shared: shared, frame: frame, controls: controls,
               core: window.RWCore };
 
   window.RW = {

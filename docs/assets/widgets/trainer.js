@@ -6,6 +6,10 @@
    samples every `every` updates, formatted as the command prints them. A browser test
    holds the page's parameters after 200 updates equal to numpy's.
 
+   Each row's parameters are shared with the page's other widgets (kit.share, as
+   "gru-params": {params, update, hidden, vocab, command}; null after a reset), so that
+   the text generator (textgen.js) can write with the reader's GRU.
+
    The reader's text is checked before it is used: characters at most max_chars; after
    gru.py's preprocessing (every run of non-letters one space, lower case) at least one
    letter, and at least min_windows windows of T + 1 characters. The windows are split
@@ -160,6 +164,8 @@ RW.define("trainer", function (figure, d, kit) {
       var r = m.row;
       run.rows.push(r);
       run.params = m.params;
+      kit.share("gru-params", { params: m.params, update: r.update, hidden: run.s.hidden, vocab: d.vocab,
+                                command: run.command });
       announce("update " + r.update + ": validation perplexity " + ppl(r.val_ppl) + "; greedy: " +
                sample(r.ids[0]));
     } else if (m.type === "done") {
@@ -181,7 +187,7 @@ RW.define("trainer", function (figure, d, kit) {
     run = { s: s, losses: [], rows: [], state: "loading", params: null, worker: null };
     startButton.disabled = true;
     resetButton.disabled = false;
-    command.textContent = commandFor(s, c);
+    command.textContent = run.command = commandFor(s, c);
     chartX.max = s.updates;
     readout.textContent = "Loading the initial parameters (" + url.split("/").pop() + ")...";
     var mine = run;
@@ -206,6 +212,7 @@ RW.define("trainer", function (figure, d, kit) {
 
   function reset() {
     if (run && run.worker) run.worker.terminate();
+    if (run && run.params) kit.share("gru-params", null);  // the text generator's "your GRU": none now
     run = null;
     rowsBody.textContent = ""; samplesBody.textContent = "";
     readout.textContent = "Not started.";
