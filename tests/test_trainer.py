@@ -19,7 +19,7 @@ import shlex
 import numpy as np
 import pytest
 
-from helpers import CODE, cells_of_markdown, load_script, run_script, table_blocks
+from helpers import CODE, SITE, cells_of_markdown, load_script, run_script, table_blocks
 from test_widgets import Tab, model_shows, model_widget, run_python, set_model
 
 pytestmark = pytest.mark.browser
@@ -272,4 +272,47 @@ def test_the_text_generator_writes_with_your_gru(gru, tab, tmp_path):
     assert gen.evaluate(WRITER_JS)[0] == "chapter"
     assert model_shows(gen)["greedy"] == chapter["greedy"]
     assert gen.locator('[role="alert"]', has_text="Your GRU has not trained yet").is_visible()
+    tab.check_clean()
+
+
+REACH_YOURS_JS = """h => ({update: h.querySelector('figure').dataset.yours,
+  cell: h.querySelector('[data-value="reach-cell"]').textContent,
+  header: [...h.querySelectorAll('[data-value="reach-values"] th')].map((th) => th.textContent),
+  chars: [...h.querySelectorAll('[data-value="passage"] i')].map((i) => i.dataset.g === undefined ? null : +i.dataset.g)})"""
+
+
+def test_how_far_back_reads_your_gru(gru, tab, tmp_path):
+    """After 200 updates of the trainer (the book, batch 1), "how far back" with the
+    reader's GRU shades each earlier character by gru.py's compute_reach run here on
+    numpy's parameters of the same run (train_updates for the trainer's command), at
+    several characters of the passage; before any training it says so; a reset takes
+    the reader's GRU away again."""
+    reach = tab.widget("reach_widget")
+    reach.locator('[data-value="passage"]').focus()
+    tab.page.wait_for_function("el => el.querySelector('figure').dataset.model === 'ready'",
+                               arg=reach.element_handle(), timeout=10_000)
+    choose(reach, "cell", "your GRU")
+    assert reach.locator('[role="alert"]', has_text="Your GRU has not trained yet").is_visible()
+    host = trainer(tab)
+    command = train(tab, host, 1)
+    tab.page.wait_for_function("el => el.querySelector('figure').dataset.yours === '200'",
+                               arg=reach.element_handle(), timeout=30_000)
+    assert not reach.locator('[role="alert"]', has_text="Your GRU").is_visible()
+    params, _ = numpy_run(gru, shlex.split(command)[3:], tmp_path)
+    record = json.loads((SITE / "code" / "gru-reach.json").read_text("utf-8"))
+    want = gru.compute_reach(params, "gru", record["passage"] + record["next_char"])
+    chapter = record["models"][0]["reach"]
+    for t in (4, 63, 150, len(record["passage"]) - 1):
+        reach.locator(f'[data-value="passage"] i[data-i="{t}"]').hover()
+        got = reach.evaluate(REACH_YOURS_JS)
+        assert got["update"] == "200" and got["cell"] == "your GRU"
+        assert got["header"][-1] == "your GRU"
+        shown = [g for g in got["chars"][:t + 1][::-1] if g is not None]  # k = 0, 1, ...
+        assert len(shown) == len(want[t])
+        assert shown == [pytest.approx(w, rel=5.1e-3) for w in want[t]], t  # numpy's, to 3 digits
+        assert shown != pytest.approx(chapter[t], rel=0.05), "the chapter's GRU, not yours"
+    host.locator('button[data-control="reset"]').click()
+    tab.page.wait_for_function("el => !el.querySelector('figure').dataset.yours",
+                               arg=reach.element_handle())
+    assert reach.locator('[role="alert"]', has_text="Your GRU has not trained yet").is_visible()
     tab.check_clean()

@@ -14,6 +14,7 @@ use, moves only for readers who have not asked for less motion; and with JavaScr
 the page is as built, every static figure shown.
 """
 
+import gzip
 import html
 import json
 import math
@@ -1311,17 +1312,27 @@ def test_widgets_load_when_they_come_near_the_screen(tab, page_path):
     t.check_clean()
 
 
-def test_each_widget_weighs_under_100_kb():
-    """Code, styles and data of each widget, loaded on demand: bounded all the same."""
+WIDGET_BUDGET = 36_000  # bytes sent, gzip-compressed as GitHub Pages serves text
+
+
+def test_each_widget_weighs_under_its_budget():
+    """Code, styles and data of each widget, loaded on demand: bounded all the same, in
+    the bytes a reader downloads (each file gzip-compressed, level 6, as a web server
+    sends it; benchmarks/lighthouse.py serves the site so). Counted raw, the bound was
+    100,000 bytes, and the kit's comments counted against every widget: the largest,
+    chapter 12's scales (55 curves of 100 points), sat within 100 bytes of it."""
     assets = SITE / "assets" / "widgets"
-    shared = sum((assets / f).stat().st_size for f in ("core.js", "kit.js", "widgets.css"))
+
+    def sent(path):
+        return len(gzip.compress(path.read_bytes(), 6, mtime=0))
+    shared = sum(sent(assets / f) for f in ("core.js", "kit.js", "widgets.css"))
     for page, names in WIDGETS.items():
         for name in names:
             data = next(SITE.glob(f"widgets/*/{name}.json"))
             kind = re.search(r'data-widget="(\w+)" data-src="[^"]*/' + name,
                              (SITE / page / "index.html").read_text("utf-8")).group(1)
-            total = shared + (assets / f"{kind}.js").stat().st_size + data.stat().st_size
-            assert total < 100_000, f"{name}: {total:,} bytes"
+            total = shared + sent(assets / f"{kind}.js") + sent(data)
+            assert total < WIDGET_BUDGET, f"{name}: {total:,} bytes sent"
 
 
 @pytest.mark.parametrize("page_path", list(WIDGETS))

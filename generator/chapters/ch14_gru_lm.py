@@ -246,7 +246,9 @@ def reach_widget(ctx):
             f"of {REACH_DECADES / 10:g} decade each (darkest within a factor "
             f"{10 ** (REACH_DECADES / 10):.1f} of the largest, unshaded below "
             f"10<sup>&minus;{REACH_DECADES}</sup> of it), on the linear one in tenths. "
-            "The chart draws the same prediction in all three models. The numbers are "
+            "The chart draws the same prediction in all three models, and in yours once the "
+            "trainer below has trained it (computed here by <code>compute_reach</code> written "
+            "out in JavaScript). The chapter's numbers are "
             "<code>compute_reach</code> of gru.py, each cell's own backward steps, in the "
             f'record of <code>python3 gru.py --reach</code> (<a href="{url}">'
             "gru-reach.json</a>: <code>models[i].reach[t][k]</code>)."),
@@ -257,6 +259,8 @@ def reach_widget(ctx):
         "cell": 0,
         "start": {"t": start, "rows": [m.reach[start].plain() for m in record.models]},
         "range": {"min": 10.0 ** decade[0], "max": 10.0 ** decade[1]},
+        "next": record.next_char,
+        "trainer": TRAINER_TITLE,  # the page's trainer, whose GRU the reader can choose
         "scales": [{"text": f"log scale, {REACH_DECADES} decades"},
                    {"text": "linear, tenths of the largest"}],
         "index": 0,

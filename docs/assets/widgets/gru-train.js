@@ -241,6 +241,63 @@
   };
 
   // evaluate(): the mean loss over windows from..from+count of X, Y, in batches of B.
+  // compute_reach of gru.py for this GRU: for each character t of ids but the last, read
+  // from a zero state, the norm of the gradient of log P(ids[t + 1]) with respect to the
+  // one-hot input k characters back, k = 0 .. back - 1 (fewer at the start). The script
+  // carries every prediction back at once, a row each; here one prediction at a time.
+  Model.prototype.reach = function (ids, back) {
+    this.makeTable();
+    var h = this.h, V = this.V, p = this.p, n = ids.length - 1, hh = h * h, t, k, i, j, v, g;
+    var Hs = new Float64Array(n * h), Z = new Float64Array(n * h), R = new Float64Array(n * h);
+    var Ht = new Float64Array(n * h), RH = new Float64Array(h), zeros = new Float64Array(h);
+    for (t = 0; t < n; t++) this.step(t ? Hs : zeros, t ? (t - 1) * h : 0, ids[t], Hs, Z, R, Ht, t * h, RH);
+    var W_h = p.W_h, W_x = p.W_x, W_hq = p.W_hq, P = new Float64Array(V);
+    var dH = new Float64Array(h), dH_prev = new Float64Array(h), dA = new Float64Array(3 * h);
+    var dRH = new Float64Array(h), out = [];
+    for (t = 0; t < n; t++) {
+      var top = -Infinity, sum = 0, s, o;
+      for (v = 0; v < V; v++) {  // the logits of prediction t, then its softmax P
+        for (s = p.b_q[v], i = 0; i < h; i++) s += Hs[t * h + i] * W_hq[i * V + v];
+        P[v] = s;
+        if (s > top) top = s;
+      }
+      for (v = 0; v < V; v++) { P[v] = Math.exp(P[v] - top); sum += P[v]; }
+      for (i = 0; i < h; i++) {  // d log P(y) / d H_t = (onehot(y) - P) W_hq^T
+        for (s = 0, v = 0; v < V; v++) s += ((v === ids[t + 1] ? 1 : 0) - P[v] / sum) * W_hq[i * V + v];
+        dH[i] = s;
+      }
+      var row = [];
+      for (k = 0; k < Math.min(t + 1, back); k++) {  // gru_step_backward at step t - k
+        var at = t - k, H_prev = at ? Hs : zeros, hp = at ? (at - 1) * h : 0;
+        o = at * h;
+        for (j = 0; j < h; j++) {
+          dA[2 * h + j] = dH[j] * (1 - Z[o + j]) * (1 - Ht[o + j] * Ht[o + j]);           // dA_h
+          dA[j] = dH[j] * (H_prev[hp + j] - Ht[o + j]) * Z[o + j] * (1 - Z[o + j]);       // dA_z
+        }
+        for (i = 0; i < h; i++) {  // dRH = dA_h W_hh^T, then dA_r
+          for (s = 0, j = 0; j < h; j++) s += dA[2 * h + j] * W_h[2 * hh + i * h + j];
+          dRH[i] = s;
+          dA[h + i] = s * H_prev[hp + i] * R[o + i] * (1 - R[o + i]);
+        }
+        var norm = 0;  // d/dX_(t-k) = sum over the gates of dA_g W_xg^T
+        for (v = 0; v < V; v++) {
+          for (s = 0, g = 0; g < 3; g++) for (j = 0; j < h; j++) s += dA[g * h + j] * W_x[(g * V + v) * h + j];
+          norm += s * s;
+        }
+        row.push(Math.sqrt(norm));
+        for (i = 0; i < h; i++) {  // dH_prev: directly, through R H_prev, and through both gates
+          for (s = dH[i] * Z[o + i] + dRH[i] * R[o + i], j = 0; j < h; j++) {
+            s += dA[j] * W_h[i * h + j] + dA[h + j] * W_h[hh + i * h + j];
+          }
+          dH_prev[i] = s;
+        }
+        dH.set(dH_prev);
+      }
+      out.push(row);
+    }
+    return out;
+  };
+
   Model.prototype.evaluate = function (X, Y, from, count, B, T) {
     var total = 0;
     for (var i = 0; i < count; i += B) {
@@ -308,7 +365,8 @@
   // As a worker: messages from trainer.js. "start" {config, ids, init, temperature};
   // "pause"; "resume"; "temperature" {value}. Posts "losses" {from, losses, norms}
   // about every 100 ms of work, "row" {row, params} every config.every updates, "done",
-  // "failed" {message}.
+  // "failed" {message}. And from reach.js: "reach" {id, params, V, h, ids, back}, which
+  // it answers with "reach" {id, reach} (Model.reach).
   if (typeof WorkerGlobalScope !== "undefined" && root instanceof WorkerGlobalScope) {
     root.importScripts("core.js", "numpy-random.js");
     var run = null, running = false, temperature = null, sent = 0, timer = null;
@@ -354,6 +412,9 @@
         if (!timer) timer = setTimeout(work, 0);
       } else if (m.type === "temperature") {
         temperature = m.value;
+      } else if (m.type === "reach") {  // from reach.js: the reader's GRU, how far back
+        var model = new Model(m.params, m.V, m.h);
+        root.postMessage({ type: "reach", id: m.id, reach: model.reach(m.ids, m.back) });
       }
     };
   }

@@ -18,6 +18,11 @@
    the last character's prediction, whose rows come with the page (d.start); the rest
    (gru-reach.json) loads then.
 
+   Once the page's trainer has trained (kit.shared "gru-params", trainer.js), the reader's
+   own GRU is a fourth model: its rows are gru.py's compute_reach computed in the page,
+   by gru-train.js's Model.reach in a Web Worker (the trainer's file), again after each of
+   the trainer's rows while it is the model shown.
+
    data (generator/chapters/ch14_gru_lm.py's reach_widget):
      title, caption         text (caption may hold inline markup)
      model {url, bytes}     the served record of `python3 gru.py --reach`
@@ -29,13 +34,20 @@
      scales [{text}], index the two scales, by name, and the one it starts with
      decades                the log scale's span
      ks                     the distances the table lists (those a prediction has)
-     range {min, max}       the chart's y range: the decades that hold every value */
-RW.define("reach", function (figure, d, kit) {
+     range {min, max}       the chart's y range: the decades that hold every value
+     next                   the character after the passage (the last prediction's target)
+     trainer                the title of the page's trainer, whose GRU the reader can choose */
+(function () {
   "use strict";
+  var trainer = new URL("gru-train.js", document.currentScript.src).href;
+
+RW.define("reach", function (figure, d, kit) {
   var el = kit.el, fmt = kit.fmt;
   var passage = d.passage.split(""), n = passage.length;
   var model = null, scale = d.index, cell = d.cell, loading = null;
-  var STYLE = ["rw-s0", "rw-s1", "rw-s2"];  // solid, dashed, dotted: the static figures' styles
+  var STYLE = ["rw-s0", "rw-s1", "rw-s2", "rw-s3"];  // solid, dashed, dotted: the static figures'
+  var YOURS = d.cells.length;  // the reader's GRU, after the chapter's models
+  var yours = { shared: null, reach: null, update: null, worker: null, busy: false };
 
   function level(share) {  // a share of the largest, 0 .. 1, to one of ten levels
     if (!(share > 0)) return 0;
@@ -55,9 +67,13 @@ RW.define("reach", function (figure, d, kit) {
 
   var charName = kit.core.charName, quoted = kit.core.quoted;
 
-  function rowsAt(t) {  // each model's row for prediction t, or null before the record loads
-    if (model) return model.models.map(function (m) { return m.reach[t]; });
-    return t === d.start.t ? d.start.rows : null;
+  function rowsAt(t) {  // each model's row for prediction t (yours last, once computed), or null
+    var rows = model ? model.models.map(function (m) { return m.reach[t]; }) : t === d.start.t ? d.start.rows : null;
+    return rows && yours.reach ? rows.concat([yours.reach[t]]) : rows;
+  }
+
+  function names() {  // the models the rows are of
+    return yours.reach ? d.cells.concat(["your GRU"]) : d.cells;
   }
 
   var chars = kit.characters({
@@ -87,14 +103,60 @@ RW.define("reach", function (figure, d, kit) {
   });
   var cellChoice = kit.choice({
     label: "model", name: "cell", index: d.cell,
-    options: d.cells.map(function (name, k) { return { text: name, value: k }; }),
-    onChange: function (k) { cell = k; chars.refresh(); }
+    options: d.cells.map(function (name, k) { return { text: name, value: k }; })
+      .concat([{ text: "your GRU (not trained yet)", value: YOURS }]),
+    onChange: function (k) { cell = k; load(); mine(); chars.refresh(); }
+  });
+  var yoursStatus = el("p", { "class": "rw-status", "data-value": "yours-status", role: "status" });
+  var yoursMessage = el("p", { "class": "rw-error", role: "alert", "data-value": "yours-message" });
+
+  // The reader's GRU: its reach over the passage, computed in a worker from the trainer's
+  // latest parameters; again when newer ones come while it is the model shown.
+  function mine() {
+    var v = yours.shared;
+    yoursMessage.textContent = cell === YOURS && !v ? "Your GRU has not trained yet: press Start in the " +
+      "trainer on this page (\u201c" + d.trainer + "\u201d). Until its first row, the shading stays " +
+      "the " + d.cells[d.cell] + "'s." : "";
+    if (cell !== YOURS || !v || yours.busy || yours.update === v.update) return;
+    var ids = (d.passage + d.next).split("").map(function (c) { var i = v.vocab.indexOf(c); return i < 0 ? v.vocab.indexOf("<unk>") : i; });
+    if (!yours.worker) {
+      yours.worker = new Worker(trainer);
+      yours.worker.onmessage = function (e) {
+        if (e.data.type !== "reach") return;
+        yours.busy = false;
+        yours.reach = e.data.reach;
+        yours.update = e.data.id;
+        cellChoice.relabel(YOURS, "your GRU (after " + yours.update + " updates)");
+        yoursStatus.textContent = "Your GRU after " + yours.update + " updates: its gradients, computed here.";
+        figure.setAttribute("data-yours", String(yours.update));
+        chars.refresh();
+        mine();  // newer parameters came meanwhile
+      };
+    }
+    yours.busy = true;
+    yoursStatus.textContent = "Computing your GRU's gradients (after " + v.update + " updates)\u2026";
+    yours.worker.postMessage({ type: "reach", id: v.update, params: v.params, V: v.vocab.length, h: v.hidden,
+                               ids: ids, back: d.reach_back });
+  }
+  kit.shared("gru-params", function (v) {
+    yours.shared = v && v.vocab.length ? v : null;
+    if (!yours.shared) {  // a reset: no model of the reader's now
+      yours.reach = null; yours.update = null;
+      cellChoice.relabel(YOURS, "your GRU (not trained yet)");
+      yoursStatus.textContent = "";
+      figure.removeAttribute("data-yours");
+      chars.refresh();
+    } else {
+      cellChoice.relabel(YOURS, "your GRU (after " + v.update + " updates)");
+    }
+    mine();
   });
 
   function select(t) {  // the prediction made after character t; returns what is said
-    var rows = rowsAt(t);
+    var rows = rowsAt(t), models = names();
     if (!rows) return "character " + charName(passage[t]) + ", step " + t + ": loading";
-    var row = rows[cell], top = Math.max.apply(null, row), kTop = row.indexOf(top);
+    var shown = cell < rows.length ? cell : d.cell;  // yours, once computed; until then the first
+    var row = rows[shown], top = Math.max.apply(null, row), kTop = row.indexOf(top);
     for (var i = 0; i < n; i++) {
       var k = t - i, span = spans[i];
       if (k >= 0 && k < row.length) {
@@ -110,7 +172,7 @@ RW.define("reach", function (figure, d, kit) {
     readout.setAttribute("data-t", t);
     readout.append("Step t = " + t + ", character " + quoted(passage[t]) +
                    (next ? ", predicting the next, " + quoted(next) : "") + ": in the ",
-                   el("span", { "data-value": "reach-cell", text: d.cells[cell] }),
+                   el("span", { "data-value": "reach-cell", text: models[shown] }),
                    ", the norm of the gradient of its log-probability with respect to each earlier input ",
                    input(), " is largest at k = ",
                    el("span", { "class": "rw-number", "data-value": "reach-top-k", text: String(kTop) }),
@@ -125,19 +187,19 @@ RW.define("reach", function (figure, d, kit) {
       ].concat(rows.map(function (r) { return el("td", { text: g3(r[k]) }); }))));
     });
     values.appendChild(el("table", {}, [
-      el("thead", {}, [el("tr", {}, [["k"], ["input ", input()]].concat(d.cells.map(function (name) { return [name]; }))
+      el("thead", {}, [el("tr", {}, [["k"], ["input ", input()]].concat(models.map(function (name) { return [name]; }))
         .map(function (h) { return el("th", { scope: "col" }, h); }))]), body]));
     chart.draw({
       y: d.range,
-      lines: rows.map(function (r, c) { return { y: r, cls: (c === cell ? "rw-main " : "rw-ref ") + STYLE[c] }; }),
+      lines: rows.map(function (r, c) { return { y: r, cls: (c === shown ? "rw-main " : "rw-ref ") + STYLE[c] }; }),
       mark: { x: kTop, y: top },
       label: "The norm of the gradient of the prediction after step " + t + " against k, " +
-             "characters back, log scale, in the " + d.cells.join(", the ") + "; the " +
-             d.cells[cell] + " drawn bold"
+             "characters back, log scale, in the " + models.join(", the ") + "; the " +
+             models[shown] + " drawn bold"
     });
     var said = [kTop + " back " + g3(top) + " (the largest)"];
     [8, 16, 32].forEach(function (k) { if (k < row.length) said.push(k + " back " + g3(row[k])); });
-    return kit.spoken(d.cells[cell] + ", character " + charName(passage[t]) + ", step " + t +
+    return kit.spoken(models[shown] + ", character " + charName(passage[t]) + ", step " + t +
                       (next ? ", predicting " + charName(next) : "") + ": " + said.join(", "));
   }
 
@@ -165,11 +227,12 @@ RW.define("reach", function (figure, d, kit) {
   }
 
   kit.frame(figure, d.title, [el("div", { "class": "inside" }, [chars.root]), status,
-                              kit.controls([cellChoice.root, scaleChoice.root]), readout,
-                              chart.root, kit.legend(d.cells.map(function (name, c) {
+                              kit.controls([cellChoice.root, scaleChoice.root]), yoursMessage, yoursStatus,
+                              readout, chart.root, kit.legend(d.cells.concat(["your GRU, once trained"]).map(function (name, c) {
                                 return { cls: "rw-main " + STYLE[c], text: name };
                               }).concat([{ cls: "rw-mark", text: "the largest, in the model shaded" }])),
                               values], d.caption);
   chars.move(d.start.t);
   figure.setAttribute("data-model", "waiting");
 });
+})();
