@@ -44,7 +44,8 @@ RW.define("clip", function (figure, d, kit) {
       })));
     });
     command.textContent = "$ " + run.command;
-    var lines = [{ y: r.norms.map(function () { return run.threshold; }), cls: "rw-chance", x0: 1, dx: d.every }];
+    var lines = [{ y: r.norms.map(function () { return run.threshold; }), cls: "rw-chance", x0: 1, dx: d.every,
+                   label: "threshold " + run.threshold }];
     for (var s = 0; s < seeds; s++) {
       lines.push({ y: r.norms.map(function (step) { return step[s]; }), cls: "rw-main rw-s" + s, x0: 1, dx: d.every });
     }

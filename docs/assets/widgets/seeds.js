@@ -65,7 +65,7 @@ RW.define("seeds", function (figure, d, kit) {
                cls: "rw-ref", x0: d.steps[0], dx: d.steps[1] - d.steps[0] };
     });
     lines.push({ y: d.steps.map(function () { return d.chance; }), cls: "rw-chance", x0: d.steps[0],
-                 dx: d.steps[1] - d.steps[0] });
+                 dx: d.steps[1] - d.steps[0], label: "chance " + d.chance });
     runs.forEach(function (r, s) {
       lines.push({ y: r.curve, cls: "rw-main rw-s" + s, x0: d.steps[0], dx: d.steps[1] - d.steps[0] });
     });
