@@ -7,6 +7,7 @@ Its tables and numbers need no code here: the page names them
 import math
 
 from generator import diagrams
+from generator.plotstyle import label_line
 from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch12-rnn.md", "rnn.py")
@@ -87,6 +88,7 @@ def clip(ctx):
         ax.bar([s + width / 2 for s in steps], [r.after for r in clipping.rows], width,
                label="norm of g after", color=colors.series[0], hatch="//", edgecolor=colors.bg)
         ax.axhline(clipping.threshold, color=colors.muted, linestyle="--", linewidth=1.2)
+        label_line(ax, colors, f"threshold {clipping.threshold:g}", y=clipping.threshold)
         ax.set_yscale("log")
         ax.set_xticks(steps)
         ax.set(xlabel="step", ylabel="gradient norm")
