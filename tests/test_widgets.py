@@ -1432,7 +1432,7 @@ def test_a_phone_works_by_touch_and_nothing_runs_off_the_screen(tab):
         right = t.widget(name).evaluate("(el) => el.getBoundingClientRect().right")
         assert right <= PHONE["width"], f"{name} runs to {right} px"
     assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    assert host.locator("svg").evaluate("(s) => s.getBoundingClientRect().width") <= PHONE["width"]
+    assert host.locator("svg.rw-svg").evaluate("(s) => s.getBoundingClientRect().width") <= PHONE["width"]
     t.check_clean()
 
 
