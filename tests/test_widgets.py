@@ -581,7 +581,7 @@ def test_a_bad_prompt_says_so_and_keeps_the_last_text(shared, text, says):
 def test_the_model_works_by_keyboard_and_announces_its_text(tab, expected_model):
     t = tab("ch14-gru-lm/")
     host, figure = model_widget(t)
-    prompt = host.get_by_label("prompt")
+    prompt = host.get_by_label("prompt", exact=True)  # not the figure, "...: type a prompt"
     prompt.focus()
     t.page.keyboard.press("Tab")  # the temperature
     assert t.page.evaluate("document.activeElement.dataset.control") == "temperature"

@@ -12,16 +12,18 @@
      kit.numberField(o)         a text field for one number, checked as typed
      kit.choice(o)              a labelled group of radio buttons, one of a few settings
      kit.chart(o)               an SVG line chart, linear x, log or linear y, at the
-                                width of its column (redrawn when that changes)
+                                width of its column (redrawn when that changes); a
+                                line's optional label is written at its end
      kit.legend(items)          the chart's legend, as a list
      kit.live(root)             a polite live region: announce(text), after a pause
      kit.characters(o)          a text read one character at a time: one tab stop, a
                                 visible cursor moved by arrow keys, pointer and tap
      kit.json(url)              a served file's JSON, fetched once per page (widgets
                                 that share one file, chapter 14's two, share one fetch)
-     kit.frame(figure, title, parts, caption)   what every widget is: its title, its
-                                own parts in order (controls, readout, chart, ...), its
-                                caption; kit.controls(kids) is the row of its controls
+     kit.frame(figure, title, parts, caption)   what every widget is: its title with
+                                the mark "interactive", its own parts in order (controls,
+                                readout, chart, ...), its caption; kit.controls(kids) is
+                                the row of its controls
      kit.core                   core.js: sigmoid, preprocess, charName, quoted (shared
                                 with the trainer's worker)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
