@@ -112,6 +112,34 @@ def _cycler(series):
     return cycler(color=list(series))
 
 
+LINE_LABEL = "line-label"  # the gid of a reference line's label (label_line)
+
+
+def label_line(ax, colors, text, y=None, x=None, end=None):
+    """Write a reference line's label on the plot at the line's end, what the widgets'
+    charts do (kit.chart's line labels): a horizontal line at y labelled just above its
+    right end (end="left": its left end), a vertical one at x just right of its top
+    (end="bottom": its bottom), in the text's colour on a halo of the background. text
+    says what the line stands for, its value from the record. layout_problems checks it
+    against the tick labels, titles and legends like any label."""
+    style = dict(color=colors.fg, fontsize="small", annotation_clip=False,
+                 bbox=dict(facecolor=colors.bg, edgecolor="none", pad=1.0, alpha=0.85))
+    if (y is None) == (x is None):
+        raise ValueError("label_line: a horizontal line (y) or a vertical one (x)")
+    if y is not None:
+        left = end == "left"
+        label = ax.annotate(text, (0 if left else 1, y), xycoords=("axes fraction", "data"),
+                            xytext=(3 if left else -3, 3), textcoords="offset points",
+                            ha="left" if left else "right", va="bottom", **style)
+    else:
+        bottom = end == "bottom"
+        label = ax.annotate(text, (x, 0 if bottom else 1), xycoords=("data", "axes fraction"),
+                            xytext=(3, 3 if bottom else -3), textcoords="offset points",
+                            ha="left", va="bottom" if bottom else "top", **style)
+    label.set_gid(LINE_LABEL)
+    return label
+
+
 class LayoutError(ValueError):
     """A figure whose labels collide or leave it; the message says which, and where."""
 
@@ -200,8 +228,8 @@ GAP = 2.0
 
 def _labels(fig):
     """(name, box, direction) of every label a reader must read apart: the tick labels matplotlib
-    draws, the axis titles, the panel titles and the legends, then the figure's own
-    titles. Boxes in pixels; direction "h" (horizontal text, and legends), "v" (turned
+    draws, the axis titles, the panel titles, the legends and the reference lines' labels
+    (label_line), then the figure's own titles. Boxes in pixels; direction "h" (horizontal text, and legends), "v" (turned
     a quarter) or "" (at another angle); empty or hidden labels left out."""
     found = []
 
@@ -228,6 +256,9 @@ def _labels(fig):
         for title in (ax.title, ax._left_title, ax._right_title):
             add(f"{panel}'s title {title.get_text()!r}", title)
         add(f"{panel}'s legend", ax.get_legend())
+        for text in ax.texts:  # the reference lines' labels (label_line)
+            if text.get_gid() == LINE_LABEL:
+                add(f"{panel}'s line label {text.get_text()!r}", text)
     for which in ("suptitle", "supxlabel", "supylabel"):
         text = getattr(fig, f"_{which}", None)
         if text is not None:
@@ -239,7 +270,7 @@ def _labels(fig):
 
 def layout_problems(fig, tight=False):
     """What a reader could not read in a laid-out figure, in words: two labels (tick
-    labels, axis titles, panel titles, legends) that overlap, stand on one line of
+    labels, axis titles, panel titles, legends, line labels) that overlap, stand on one line of
     reading less than GAP_ON_ONE_LINE apart or are otherwise less than GAP apart, and a
     label that leaves the figure, where saving would cut it off (tight: the phone
     variant is saved to its tight bounding box, which grows to hold what reaches above

@@ -138,3 +138,52 @@ def test_on_a_phone_legends_move_under_the_axis_title():
     images = plotstyle.render(draw, plotstyle.phone_size((7.2, 4.2)), phone=True,
                               grid=dict(nrows=2, sharex=True))  # raises if they collide
     assert set(images) == {"light", "dark"}
+
+
+# -- a reference line's label (plotstyle.label_line) -------------------------------------
+
+COLORS = plotstyle.THEMES["light"]
+
+
+def test_a_reference_lines_label_sits_at_its_end_beside_it():
+    """A horizontal line's label just above its right end; a vertical line's just right
+    of its bottom (end="bottom"): on the plot, clear of the line, in the text's colour."""
+    fig = plt.figure(figsize=(7.2, 3.6), dpi=plotstyle.DPI, layout="constrained")
+    try:
+        ax = fig.subplots()
+        ax.plot([0, 10], [0, 1])
+        ax.axhline(0.25)
+        ax.axvline(3)
+        flat = plotstyle.label_line(ax, COLORS, "chance 0.25", y=0.25)
+        upright = plotstyle.label_line(ax, COLORS, "trained up to 3", x=3, end="bottom")
+        fig.draw_without_rendering()
+        axes, to_px = ax.get_window_extent(), ax.transData.transform
+        box = flat.get_window_extent()
+        assert flat.get_text() == "chance 0.25" and flat.get_color() == COLORS.fg
+        assert axes.x1 - 10 <= box.x1 <= axes.x1 and to_px((0, 0.25))[1] < box.y0 < to_px((0, 0.25))[1] + 10
+        box = upright.get_window_extent()
+        assert to_px((3, 0))[0] < box.x0 < to_px((3, 0))[0] + 10 and axes.y0 <= box.y0 <= axes.y0 + 10
+        assert plotstyle.layout_problems(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_a_reference_lines_label_under_a_legend_is_named():
+    """label_line's labels are checked like the others: one under the legend is named."""
+    def draw(ax):
+        ax.plot([0, 1], [0, 1], label="a curve with a long name")
+        ax.axhline(0.97)
+        ax.legend(loc="upper right")
+        plotstyle.label_line(ax, COLORS, "the threshold, 0.97", y=0.97)
+    problems = laid_out(draw)
+    assert any("the axes's legend and the axes's line label 'the threshold, 0.97' overlap" in p
+               for p in problems), problems
+
+
+def test_a_figure_with_line_labels_renders_to_the_same_bytes_twice():
+    def draw(ax, colors):
+        ax.plot([1, 2, 3], [0.2, 0.6, 0.9], label="a curve")
+        ax.axhline(0.25, color=colors.muted, linestyle=":")
+        plotstyle.label_line(ax, colors, "chance 0.25", y=0.25)
+        ax.legend(loc="upper left")
+    assert plotstyle.render(draw) == plotstyle.render(draw)

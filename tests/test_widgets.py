@@ -604,7 +604,7 @@ def test_a_bad_prompt_says_so_and_keeps_the_last_text(shared, text, says):
 def test_the_model_works_by_keyboard_and_announces_its_text(tab, expected_model):
     t = tab("ch14-gru-lm/")
     host, figure = model_widget(t)
-    prompt = host.get_by_label("prompt")
+    prompt = host.get_by_label("prompt", exact=True)  # not the figure, "...: type a prompt"
     prompt.focus()
     t.page.keyboard.press("Tab")  # the main button, then the model (one stop), then the temperature
     assert t.page.evaluate("document.activeElement.dataset.action") == "run"
@@ -1404,6 +1404,167 @@ def test_axe_finds_nothing_with_the_widgets_idle_and_in_use(tab, page_path, them
     t.check_clean()
 
 
+# -- one visual language: the mark of a figure that moves, labels on reference lines ---------
+
+def widget_pages():
+    """Every page of the built site that holds a widget, with its widgets' names (the
+    hosts the build wrote, not WIDGETS: a widget missing there is counted here too)."""
+    pages = {}
+    for index in sorted(SITE.glob("*/index.html")):
+        names = re.findall(r'<div class="rw-widget" data-widget="\w+" data-src="[^"]*/(\w+)\.json"',
+                           index.read_text("utf-8"))
+        if names:
+            pages[index.parent.name + "/"] = names
+    return pages
+
+
+# WCAG's contrast of an element's colour (its text's, or an SVG text's fill) against what
+# lies under it: the backgrounds of it and its ancestors, composited over the canvas.
+CONTRAST_JS = """(el) => {
+  const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const over = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3]));
+  let bg = [255, 255, 255];
+  const chain = [];
+  for (let n = el; n; n = n.parentElement) chain.unshift(getComputedStyle(n).backgroundColor);
+  chain.forEach((c) => { bg = over(rgba(c), bg); });
+  const style = getComputedStyle(el);
+  const fg = over(rgba(el instanceof SVGElement ? style.fill : style.color), bg);
+  const lum = (c) => c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+MARKS_JS = """(hosts) => ({
+  widgets: hosts.map((h) => {
+    const figure = h.querySelector('figure.rw-figure'), marks = h.querySelectorAll('.rw-badge');
+    const mark = marks[0], box = mark && mark.getBoundingClientRect(), frame = figure.getBoundingClientRect();
+    return {marks: marks.length, text: mark ? mark.textContent : null,
+            hidden: mark ? mark.getAttribute('aria-hidden') : null,
+            inTitle: !!(mark && mark.closest('.rw-title')), seen: !!(mark && mark.checkVisibility()),
+            inside: !!box && box.width > 0 && box.left >= frame.left && box.right <= frame.right,
+            name: figure.getAttribute('aria-label'),
+            title: figure.querySelector('.rw-title > span:not(.rw-badge)').textContent};
+  }),
+  all: document.querySelectorAll('.rw-badge').length,
+  outside: [...document.querySelectorAll('.rw-badge')].filter((m) => !m.closest('.rw-widget')).length,
+  static: document.querySelectorAll('figure.plot, figure.diagram').length,
+  staticMarked: document.querySelectorAll(':is(figure.plot, figure.diagram) .rw-badge').length,
+})"""
+
+
+@pytest.mark.parametrize("theme,width", [("light", 1280), ("dark", 1280), ("light", 390)])
+def test_every_widget_carries_one_interactive_mark_and_no_static_figure_does(tab, theme, width):
+    """On every page with widgets: each widget's title has exactly one mark, "interactive",
+    hidden from screen readers, whose figure's name says it instead; no static figure (plot
+    or diagram) has one; the mark's text is AA (4.5:1) on its background in both schemes,
+    and it stays inside the frame on a phone."""
+    phone = dict(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    pages = widget_pages()
+    assert set(WIDGETS) <= set(pages), "a page of WIDGETS has no widget in the built site"
+    for page_path, names in pages.items():
+        t = tab(page_path, color_scheme=theme, **(phone if width == 390 else {}))
+        hosts = [t.widget(name) for name in names]
+        seen = t.page.evaluate(MARKS_JS, [h.element_handle() for h in hosts])
+        assert seen["all"] == len(names) and seen["outside"] == 0, (page_path, seen)
+        assert seen["static"] > 0 and seen["staticMarked"] == 0, (page_path, seen)
+        for name, got in zip(names, seen["widgets"]):
+            assert got["marks"] == 1 and got["text"] == "interactive" and got["hidden"] == "true", (name, got)
+            assert got["inTitle"] and got["seen"] and got["inside"], (name, got)
+            assert got["name"] == "Interactive figure: " + got["title"], (name, got)
+        for name, host in zip(names, hosts):
+            ratio = host.locator(".rw-badge").evaluate(CONTRAST_JS)
+            assert ratio >= 4.5, f"{name}'s mark: {ratio:.2f}:1 in the {theme} scheme"
+        t.check_clean()
+        t.close()
+
+
+LABELS_JS = """(host) => {
+  const svg = host.querySelector('svg.rw-svg'), frame = svg.getBoundingClientRect();
+  const points = (p) => p.getAttribute('d').split(/[ML]/).filter(Boolean).map((xy) => xy.split(' ').map(Number));
+  return {labels: [...svg.querySelectorAll('text.rw-line-label')].map((t) => {
+            const b = t.getBBox(), r = t.getBoundingClientRect();
+            return {text: t.textContent, cls: t.getAttribute('class'), x: b.x, right: b.x + b.width,
+                    y: b.y + b.height / 2, inside: r.left >= frame.left - 0.5 && r.right <= frame.right + 0.5 &&
+                    r.top >= frame.top - 0.5 && r.bottom <= frame.bottom + 0.5, box: [b.x, b.y, b.width, b.height]}; }),
+          lines: [...svg.querySelectorAll('path.rw-ref, path.rw-chance')].map(points)};
+}"""
+
+
+def check_labels(host, want, near=30):
+    """The chart's line labels are `want`, in the order of the reference lines they
+    label, each at its line's end (right aligned there) and beside the line over its
+    width (within `near` px of it: labels are pushed apart), inside the chart, none over
+    another."""
+    got = host.evaluate(LABELS_JS)
+    labels = got["labels"]
+    by_text = {label["text"]: label for label in labels}
+    assert sorted(by_text) == sorted(want) and len(labels) == len(want), (labels, want)
+    lines = got["lines"][-len(want):]  # the labelled lines are the last of the faint ones
+    for text, points in zip(want, lines):
+        label, (x_end, _) = by_text[text], points[-1]
+        under = [y for x, y in points if label["x"] - 1 <= x <= label["right"] + 3] or [points[-1][1]]
+        assert label["inside"], label
+        assert min(under) - near <= label["y"] <= max(under) + near, (text, label, under)
+        assert label["x"] - 2 <= x_end <= label["right"] + 6, (text, label, x_end)
+    for a in labels:
+        for b in labels:
+            (ax, ay, aw, ah), (bx, by, bw, bh) = a["box"], b["box"]
+            assert a is b or ax + aw <= bx or bx + bw <= ax or ay + ah <= by + 3 or by + bh <= ay + 3, (a, b)
+    return labels
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_reference_lines_are_labelled_at_their_ends_with_their_values(tab, width):
+    """Each reference line of the widgets' charts says on the chart what it stands for,
+    its value the script's: the decay's factors (rnn.py --vanish's columns), the bias's
+    b_f (gated.py --bias's rows), the scales' radii (rnn.py --measure's), the clip
+    widget's threshold (the one chosen), the memory widget's chance (the static figure's)."""
+    phone = dict(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    context = phone if width == 390 else {}
+    t = tab("ch12-rnn/", **context)
+    factors = [float(h.split()[-1]) for h in tables("rnn.py", "--vanish")[0][0][1:]]
+    check_labels(t.widget("decay_widget"), [f"factor {f:g}" for f in factors])
+    radii = [float(row[0]) for row in tables("rnn.py", "--measure")[0][1:]]
+    check_labels(t.widget("scales_widget"), [f"\u03c1 = {r:g}" for r in radii], near=40)
+    t.check_clean()
+    t = tab("ch13-gated/", **context)
+    biases = [float(row[0]) for row in tables("gated.py", "--bias")[0][1:]]
+    host = t.widget("bias_widget")
+    check_labels(host, [f"bf = {b:g}" for b in biases])  # b_f: the f a subscript
+    assert host.locator("text.rw-line-label tspan[baseline-shift='sub']").all_text_contents() == \
+        ["f"] * len(biases)
+    t.check_clean()
+    t = tab("ch15-memory/", **context)
+    chance = re.search(r"chance at ([\d.]+)", (SITE / "ch15-memory" / "index.html").read_text("utf-8"))
+    host = memory_widget(t)
+    check_labels(host, [f"chance {chance.group(1)}"])
+    choose(host, "lag", "100")
+    check_labels(host, [f"chance {chance.group(1)}"])
+    t.check_clean()
+    t = tab("ch16-training/", **context)
+    host = t.widget("clip_widget")
+    for x in CLIP_THRESHOLDS:
+        choose(host, "threshold", x)
+        (label,) = check_labels(host, [f"threshold {x}"], near=12)
+    t.check_clean()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_line_labels_are_in_the_lines_colour_and_aa(tab, theme):
+    """A reference line's label is the grey of its line, darkened to AA (4.5:1) for text."""
+    t = tab("ch12-rnn/", color_scheme=theme)
+    host = t.widget("decay_widget")
+    for label in host.locator("text.rw-line-label").all():
+        ratio = label.evaluate(CONTRAST_JS)
+        assert ratio >= 4.5, f"{label.text_content()}: {ratio:.2f}:1 ({theme})"
+    line = host.locator("path.rw-ref").first.evaluate("(p) => getComputedStyle(p).stroke")
+    fill = host.locator("text.rw-line-label").first.evaluate("(p) => getComputedStyle(p).fill")
+    grey = [[int(v) for v in re.findall(r"\d+", c)[:3]] for c in (line, fill)]
+    assert all(max(c) - min(c) <= 20 for c in grey), grey  # both grey, the label darker or lighter
+    t.check_clean()
+
+
 def test_sliders_work_by_keyboard_with_labels_and_spoken_values(tab):
     t = tab("ch12-rnn/")
     host = t.widget("decay_widget")
@@ -1454,7 +1615,7 @@ def test_a_phone_works_by_touch_and_nothing_runs_off_the_screen(tab):
         right = t.widget(name).evaluate("(el) => el.getBoundingClientRect().right")
         assert right <= PHONE["width"], f"{name} runs to {right} px"
     assert t.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    assert host.locator("svg").evaluate("(s) => s.getBoundingClientRect().width") <= PHONE["width"]
+    assert host.locator("svg.rw-svg").evaluate("(s) => s.getBoundingClientRect().width") <= PHONE["width"]
     t.check_clean()
 
 

@@ -7,6 +7,7 @@ Its tables and numbers need no code here: the page names them
 import math
 
 from generator import diagrams
+from generator.plotstyle import label_line
 from generator.chapter import Chapter, GeneratorError
 
 CHAPTER = Chapter("ch12-rnn.md", "rnn.py")
@@ -87,6 +88,7 @@ def clip(ctx):
         ax.bar([s + width / 2 for s in steps], [r.after for r in clipping.rows], width,
                label="norm of g after", color=colors.series[0], hatch="//", edgecolor=colors.bg)
         ax.axhline(clipping.threshold, color=colors.muted, linestyle="--", linewidth=1.2)
+        label_line(ax, colors, f"threshold {clipping.threshold:g}", y=clipping.threshold)
         ax.set_yscale("log")
         ax.set_xticks(steps)
         ax.set(xlabel="step", ylabel="gradient norm")
@@ -152,7 +154,8 @@ def decay_widget(ctx):
         "sigmoid": False,
         "distance": {"label": "distance k (steps)", "values": distances,
                      "index": distances.index(vanish.distance)},
-        "reference": {"values": list(decay.factors), "label": f"the plot above: factors {shown}"},
+        "reference": {"values": list(decay.factors), "label": f"the plot above: factors {shown}",
+                      "name": "factor"},
         "x": {"min": distances[0], "max": distances[-1], "label": "distance k (steps)"},
         "y": {**_decades([v for curve in decay.curves for v in curve]), "log": True,
               "label": "factor^k"},

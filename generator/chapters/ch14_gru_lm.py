@@ -6,6 +6,7 @@ import json
 import math
 
 from generator import diagrams
+from generator.plotstyle import label_line
 from generator.chapter import CODE, Chapter, GeneratorError, Served
 
 # The trained GRU as a file, and the lines that load it back into gru.py's functions
@@ -120,6 +121,7 @@ def clipping(ctx):
         bottom.plot(epochs, [row.max_grad_norm for row in run.history], color=colors.series[1],
                     linestyle="--", label="largest gradient norm, before clipping")
         bottom.axhline(run.config.clip, color=colors.muted, linestyle=":", linewidth=1.2)
+        label_line(bottom, colors, f"threshold {run.config.clip:g}", y=run.config.clip)
         bottom.set(yscale="log", xlabel="epoch", ylabel="norm")
         bottom.legend(loc="upper right")
         # This run is chaotic: its range differs in the last bits of BLAS from one CPU to

@@ -4,6 +4,7 @@ docs/code/memory.py (one worker process trains every cell at every lag once)."""
 import math
 
 from generator.chapter import Chapter, GeneratorError
+from generator.plotstyle import label_line
 
 CHAPTER = Chapter("ch15-memory.md", "memory.py")
 
@@ -75,6 +76,8 @@ def curves(ctx):
                     label=name.replace("b_f=", "$b_f$ = "))
         ax.axhline(curves_record.chance_accuracy, color=colors.muted, linestyle=":",
                    linewidth=1.2)
+        label_line(ax, colors, f"chance {curves_record.chance_accuracy:g}",
+                   y=curves_record.chance_accuracy)
         ax.set(ylim=(0, 1.05), xlabel="training step", ylabel="test accuracy")
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
 

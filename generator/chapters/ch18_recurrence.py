@@ -3,6 +3,7 @@ docs/code/recurrence.py. Its tables and numbers need no code here: the page name
 (<!-- gen table recall from recurrence.py --recall -->)."""
 
 from generator.chapter import Chapter
+from generator.plotstyle import label_line
 
 CHAPTER = Chapter("ch18-recurrence.md", "recurrence.py", data=("timemachine.txt",))
 
@@ -60,8 +61,12 @@ def parity(ctx):
                         color=colors.series[k], alpha=0.35, linewidth=1)
             ax.plot(lengths, list(e.mean_accuracy[name]), marker=MARKS[k],
                     color=colors.series[k], label=f"{name}, mean of {e.seeds} seeds")
-        ax.axhline(0.5, color=colors.muted, linestyle=":", linewidth=1)
+        chance = 0.5  # a parity guessed: right half the time
+        ax.axhline(chance, color=colors.muted, linestyle=":", linewidth=1)
+        label_line(ax, colors, f"chance {chance:g}", y=chance)
         ax.axvline(e.train_length[0], color=colors.muted, linestyle="--", linewidth=1)
+        label_line(ax, colors, f"trained up to {e.train_length[0]}", x=e.train_length[0],
+                   end="bottom")
         ax.set_xscale("log", base=2)
         ax.set_ylim(0.4, 1.02)
         ax.set_xlabel("test length (trained up to 10, dashed)")

@@ -44,7 +44,8 @@ RW.define("clip", function (figure, d, kit) {
       })));
     });
     command.textContent = "$ " + run.command;
-    var lines = [{ y: r.norms.map(function () { return run.threshold; }), cls: "rw-chance", x0: 1, dx: d.every }];
+    var lines = [{ y: r.norms.map(function () { return run.threshold; }), cls: "rw-chance", x0: 1, dx: d.every,
+                   label: "threshold " + run.threshold }];
     for (var s = 0; s < seeds; s++) {
       lines.push({ y: r.norms.map(function (step) { return step[s]; }), cls: "rw-main rw-s" + s, x0: 1, dx: d.every });
     }
@@ -65,8 +66,8 @@ RW.define("clip", function (figure, d, kit) {
     return el("th", { scope: "col", text: t });
   }));
   kit.frame(figure, d.title, [kit.controls([threshold.root, radius.root, clipping.root]), readout, chart.root,
-    kit.legend([0, 1, 2, 3].slice(0, seeds).map(function (s) { return { cls: "rw-main rw-s" + s, text: "seed " + s }; })
-      .concat([{ cls: "rw-chance", text: "the threshold" }])),
+    kit.legend([0, 1, 2, 3].slice(0, seeds).map(function (s) { return { cls: "rw-main rw-s" + s, text: "seed " + s }; })),
+    // the threshold's dotted line is labelled on the chart, not here
     el("p", { "class": "rw-label" }, ["The row above as ", command, " prints it; each seed:"]),
     el("div", { "class": "rw-scroll" }, [el("table", {}, [el("thead", {}, [head]), body])])], d.caption);
   update();

@@ -13,7 +13,8 @@
      numbers [{html, spoken}]    what each of a cell's numbers is (its format: sci3)
      styles {cell: [cls], row: [cls]}   the classes of the cells' and rows' lines
      context {indices, label}    faint: the first line of cell (i, j) for these i, the
-                                 figure above at this setting of the other axis
+                                 figure above at this setting of the other axis, each
+                                 labelled at its end with axes[0]'s name and value
      legend [{cls, text or html}], x {min, max, label}, y {log, label}, mark (an x to
      mark), chart_label (the chart's description, before the setting) */
 RW.define("grid", function (figure, d, kit) {
@@ -41,7 +42,8 @@ RW.define("grid", function (figure, d, kit) {
       said += (n ? "; " : " ") + d.numbers[n].spoken + " " + kit.spoken(text);
     });
     var lines = (d.context ? d.context.indices : []).map(function (c) {
-      return { y: d.cells[c][j].lines[0], cls: "rw-ref", x0: d.x.min };
+      return { y: d.cells[c][j].lines[0], cls: "rw-ref", x0: d.x.min,
+               label: d.axes[0].name + " = " + show(d.axes[0])(d.axes[0].values[c]) };
     });
     (d.rows ? d.rows[i].lines : []).forEach(function (y, n) { lines.push({ y: y, cls: d.styles.row[n] }); });
     cell.lines.forEach(function (y, n) { lines.push({ y: y, cls: d.styles.cell[n] }); });

@@ -12,7 +12,8 @@
      kit.numberField(o)         a text field for one number, checked as typed
      kit.choice(o)              a labelled group of radio buttons, one of a few settings
      kit.chart(o)               an SVG line chart, linear x, log or linear y, at the
-                                width of its column (redrawn when that changes)
+                                width of its column (redrawn when that changes); a
+                                line's optional label is written at its end
      kit.legend(items)          the chart's legend, as a list
      kit.live(root)             a polite live region: announce(text), after a pause
      kit.characters(o)          a text read one character at a time: one tab stop, a
@@ -22,9 +23,10 @@
      kit.share(name, value)     what a widget tells the page's others (chapter 14's
      kit.shared(name, listener) trainer, its parameters); listener(value): the latest
                                 now if there is one, then each new one
-     kit.frame(figure, title, parts, caption)   what every widget is: its title, its
-                                own parts in order (controls, readout, chart, ...), its
-                                caption; kit.controls(kids) is the row of its controls
+     kit.frame(figure, title, parts, caption)   what every widget is: its title with
+                                the mark "interactive", its own parts in order (controls,
+                                readout, chart, ...), its caption; kit.controls(kids) is
+                                the row of its controls
      kit.core                   core.js: sigmoid, preprocess, charName, quoted (shared
                                 with the trainer's worker)
      kit.spoken(text)           "7.105e-15" as words for a screen reader
@@ -299,8 +301,19 @@
   }
 
   // -- the frame ------------------------------------------------------------------
+  // Every widget's title carries one mark, "interactive" by a slider's icon: the figure
+  // answers the reader (static figures have none). The mark is aria-hidden; the figure's
+  // own name says it once instead ("Interactive figure: <title>").
+  function badge() {
+    var icon = svg("svg", { "class": "rw-badge-icon", viewBox: "0 0 16 16", width: 12, height: 12,
+                            focusable: "false" }, [
+      svg("path", { d: "M1.5 5h13M1.5 11h13" }),
+      svg("circle", { cx: 10.5, cy: 5, r: 2.2 }), svg("circle", { cx: 5.5, cy: 11, r: 2.2 })]);
+    return el("span", { "class": "rw-badge", "aria-hidden": "true" }, [icon, "interactive"]);
+  }
   function frame(figure, title, parts, caption) {
-    figure.appendChild(el("p", { "class": "rw-title", text: title }));
+    figure.setAttribute("aria-label", "Interactive figure: " + title);
+    figure.appendChild(el("p", { "class": "rw-title" }, [el("span", { text: title }), " ", badge()]));
     parts.forEach(function (part) { figure.appendChild(part); });
     figure.appendChild(el("figcaption", { html: caption }));
   }
@@ -313,8 +326,10 @@
   // -- the chart ------------------------------------------------------------------
   // o: x {min, max, label}, y {min, max, log, label}, height (px, optional).
   // chart.draw(spec): spec.lines [{y: [...], x0 (x of y[0], default x.min), dx (default 1),
-  // cls ("rw-main", "rw-ref", "rw-dash"), ylim}], spec.mark {x, y}, spec.y {min, max}
-  // (overrides o.y's range), spec.label (what the chart shows, for a screen reader).
+  // cls ("rw-main", "rw-ref", "rw-dash"), label (optional: text written on the chart at the
+  // line's end, in its colour, "_" and "^" as in the axis labels: a reference line says
+  // what it stands for, its value from the widget's data)}], spec.mark {x, y}, spec.y
+  // {min, max} (overrides o.y's range), spec.label (what the chart shows, for a screen reader).
   function niceStep(span, most) {
     var steps = [1, 2, 5];
     for (var p = Math.pow(10, Math.floor(Math.log10(span / most))); ; p *= 10) {
@@ -333,6 +348,52 @@
     }
     if (from < text.length) node.appendChild(svg("tspan", { text: text.slice(from) }));
     return node;
+  }
+
+  // The labels of a chart's lines: each at its line's last point inside the plot, right
+  // aligned there (left aligned past it where the line ends near the left edge), clear of
+  // the line over the label's width: above it, or below where the line falls towards its
+  // end, or on the other side where that side has no room. Then kept 13 px apart, within
+  // the plot or the margin above it.
+  var LABEL_GAP = 13, LABEL_TOP = 12, LABEL_EM = 6.6;  // px: a line of labels, a character
+  function lineLabels(lines, s) {
+    var placed = [];
+    lines.forEach(function (line) {
+      if (!line.label) return;
+      var x0 = line.x0 === undefined ? s.xmin : line.x0, dx = line.dx || 1;
+      var seen = function (v) { return (s.log ? v > 0 : true) && isFinite(v) && s.sy(v) >= s.top - 0.5 &&
+                                       s.sy(v) <= s.bottom + 0.5; };
+      for (var k = line.y.length - 1; k >= 0 && !(seen(line.y[k]) && s.sx(x0 + k * dx) <= s.right + 0.5); k--);
+      if (k < 0) return;  // nothing of it in view
+      var px = s.sx(x0 + k * dx), py = s.sy(line.y[k]);
+      var width = LABEL_EM * line.label.replace(/[_^]/g, "").length + 4;
+      var start = px - s.left < width + 20;
+      var high = py, low = py, first = py;  // the line's extent under the label
+      for (var j = k; j >= 0 && Math.abs(px - s.sx(x0 + j * dx)) <= width + 2; j--) {
+        if (!seen(line.y[j])) continue;
+        first = s.sy(line.y[j]);
+        high = Math.min(high, first);
+        low = Math.max(low, first);
+      }
+      if (start) high = low = py;  // past the end: the line is not under it
+      var above = high - 5, below = low + 13;  // baselines; above may reach into the top margin
+      var falling = first < py - 0.5;
+      placed.push({ line: line, x: start ? px + 4 : px - 2, anchor: start ? "start" : "end",
+                    y: (falling && below <= s.bottom - 2) || above < LABEL_TOP ? below : above });
+    });
+    placed.sort(function (a, b) { return a.y - b.y; });
+    var k;
+    for (k = 0; k < placed.length; k++) {  // down from the top, then back up from the bottom
+      placed[k].y = Math.max(placed[k].y, LABEL_TOP, k ? placed[k - 1].y + LABEL_GAP : -Infinity);
+    }
+    for (k = placed.length - 1; k >= 0; k--) {
+      placed[k].y = Math.min(placed[k].y, s.bottom - 4, k < placed.length - 1 ? placed[k + 1].y - LABEL_GAP : Infinity);
+    }
+    return placed.map(function (p) {
+      return scripted(svg("text", { "class": "rw-line-label " + (p.line.cls || "rw-main"), x: s.n(p.x),
+                                    y: s.n(p.y), "text-anchor": p.anchor, "data-label": p.line.label }),
+                      p.line.label);
+    });
   }
 
   function chart(o) {
@@ -411,6 +472,9 @@
       });
       drawnKey = frameKey(spec);
       kids.push(plot);
+      var labels = lineLabels(spec.lines || [], { sx: sx, sy: sy, n: n, log: log, xmin: o.x.min,
+                                                  left: L, right: W - R, top: T, bottom: H - B });
+      if (labels.length) kids.push(svg("g", { "class": "rw-line-labels" }, labels));
       if (spec.mark) {
         var mx = sx(spec.mark.x), v = spec.mark.y;
         var inside = (log ? v > 0 : isFinite(v)) && sy(v) >= T - 0.5 && sy(v) <= H - B + 0.5;
@@ -440,7 +504,8 @@
     // draw(s): a new frame, or, where only the lines' points changed (a run that grows),
     // those lines moved in place: the page restyles two paths, not a whole chart.
     return { root: root, draw: function (s) {
-      var same = spec && !s.mark && frameKey(s) === drawnKey;
+      var same = spec && !s.mark && frameKey(s) === drawnKey &&
+        !(s.lines || []).some(function (line) { return line.label; });  // labels: placed anew
       spec = s;
       if (!same) return render();
       s.lines.forEach(function (line, k) { paths[k].setAttribute("d", pathOf(line)); });

@@ -9,7 +9,8 @@
                              plain, for aria-valuetext; html, optional, what the page shows)
      sigmoid                 true: the factor is sigma(param), shown with 4 decimals
      distance {label, values, index}
-     reference {values, label}   the curves of the figure above, drawn faintly
+     reference {values, label, name}   the curves of the figure above, drawn faintly,
+                             each labelled at its end name + its value ("factor 0.5")
      x {min, max, label}, y {min, max, log, label}
      line_label, legend      the reader's curve, as the chart's description and the legend
                              name it */
@@ -42,7 +43,9 @@ RW.define("powers", function (figure, d, kit) {
     readout.append(base, el("sup", { text: String(k) }), " = ",
                    el("span", { "class": "rw-number", "data-value": "power", text: power }));
     said += " to the power " + k + ": " + kit.spoken(power);
-    var lines = d.reference.values.map(function (r) { return { y: curve(factorOf(r)), cls: "rw-ref" }; });
+    var lines = d.reference.values.map(function (r) {
+      return { y: curve(factorOf(r)), cls: "rw-ref", label: d.reference.name + " " + r };
+    });
     lines.push({ y: curve(f), cls: "rw-main" });
     chart.draw({
       lines: lines,

@@ -52,11 +52,8 @@ RW.define("scan", function (figure, d, kit) {
   });
   stage.input.setAttribute("data-control", "stage");
 
-  figure.appendChild(el("p", { "class": "rw-title", text: d.title }));
-  figure.appendChild(el("div", { "class": "rw-controls" }, [stage.root]));
-  figure.appendChild(readout);
-  figure.appendChild(el("div", { "class": "rw-scroll" }, [table]));
-  figure.appendChild(el("figcaption", { html: d.caption }));
+  kit.frame(figure, d.title, [kit.controls([stage.root]), readout,
+                              el("div", { "class": "rw-scroll" }, [table])], d.caption);
   update(0);
   announce = kit.live(figure);
 });

@@ -65,7 +65,7 @@ RW.define("seeds", function (figure, d, kit) {
                cls: "rw-ref", x0: d.steps[0], dx: d.steps[1] - d.steps[0] };
     });
     lines.push({ y: d.steps.map(function () { return d.chance; }), cls: "rw-chance", x0: d.steps[0],
-                 dx: d.steps[1] - d.steps[0] });
+                 dx: d.steps[1] - d.steps[0], label: "chance " + d.chance });
     runs.forEach(function (r, s) {
       lines.push({ y: r.curve, cls: "rw-main rw-s" + s, x0: d.steps[0], dx: d.steps[1] - d.steps[0] });
     });
@@ -85,7 +85,7 @@ RW.define("seeds", function (figure, d, kit) {
   kit.frame(figure, d.title, [kit.controls([model.root, lag.root]), readout, chart.root,
     kit.legend([0, 1, 2, 3].slice(0, d.runs[0][0].length).map(function (s) {
       return { cls: "rw-main rw-s" + s, text: "seed " + s };
-    }).concat([{ cls: "rw-ref", text: d.reference }, { cls: "rw-chance", text: "chance" }])),
+    }).concat([{ cls: "rw-ref", text: d.reference }])),  // chance: labelled on the chart
     el("p", { "class": "rw-label" }, ["Every seed, as ", command, " prints it:"]),
     el("div", { "class": "rw-scroll" }, [el("table", {}, [el("thead", {}, [head]), body])])], d.caption);
   update();
