@@ -259,6 +259,30 @@ def test_pages_load_nothing_from_other_hosts(site, path):
     assert not remote, f"{path.relative_to(site)} loads from another host:\n  " + "\n  ".join(remote)
 
 
+# Elements whose text the browser reads raw up to their end tag: written bare in a page's
+# prose ("<title>"), one swallows the rest of the page, Material's scripts with it.
+RAW_TEXT = ["title", "textarea", "style", "script", "xmp", "noscript", "plaintext", "iframe",
+            "noembed", "noframes", "template"]
+
+
+def raw_text_in_prose(path):
+    """The raw-text elements in a page's content outside inline SVG (where <title> is
+    an SVG element, not HTML's)."""
+    content = BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
+    content = content.select_one(".md-content")
+    if content is None:
+        return []
+    return [f"<{tag.name}> before: {tag.get_text()[:60]!r}" for tag in content.find_all(RAW_TEXT)
+            if not tag.find_parent("svg")]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=file_ids(PAGES))
+def test_no_page_holds_a_bare_tag_that_swallows_the_rest(site, path):
+    found = raw_text_in_prose(path)
+    assert not found, (f"{path.relative_to(site)}: write these in backticks:\n  "
+                       + "\n  ".join(found))
+
+
 @pytest.mark.parametrize("path", STYLESHEETS, ids=file_ids(STYLESHEETS))
 def test_stylesheets_load_nothing_from_other_hosts(site, path):
     problems = css_problems(path)
