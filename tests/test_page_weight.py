@@ -53,3 +53,21 @@ def test_pngs_are_palette_images(site):
     for png in (SITE / "img").rglob("*.png"):  # ours; Material ships its own favicon
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[25] == 3, f"{png.name} is not paletted"
+
+
+def test_only_the_lead_plot_loads_before_it_is_near_the_screen(site):
+    """The first screen's plot (every chapter's largest paint) is fetched at once, with
+    priority; every other plot lazily, so that the scheme not shown costs nothing."""
+    chapters = [page for page in pages(site) if 'class="plot lead"' in page.read_text("utf-8")]
+    assert len(chapters) >= 7, "a lead plot on every chapter"
+    for page in chapters:
+        figures = re.findall(r'<figure class="plot( lead)?"(.*?)</figure>',
+                             page.read_text("utf-8"), re.S)
+        for lead, figure in figures:
+            imgs = re.findall(r"<img [^>]+>", figure)
+            assert imgs, f"{page}: a figure without its images"
+            for img in imgs:
+                if lead:
+                    assert 'loading="lazy"' not in img and 'fetchpriority="high"' in img, img
+                else:
+                    assert 'loading="lazy"' in img, img
