@@ -639,6 +639,7 @@ SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test s
 EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
 BEAM_WIDTHS = tuple(range(1, 9))  # --beam: width 1 is greedy
 BEAM_SHOWN = (8, 12)  # --beam: the lengths it prints a column for, beside all lengths
+BEAM_TRACED = (1, 2)  # --beam: the widths, beside the widest, whose every step it prints
 MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
 
 
@@ -707,6 +708,32 @@ def test_beam(model, width, lengths):
         scores.append(score)
     steps = float(np.mean([beam_steps(n, width) for n in lengths]))
     return BeamTest(width, right, log_prob, outputs, scores, steps, time.process_time() - start)
+
+
+@dataclass
+class BeamTrace:
+    source: str
+    target: str  # the source reversed
+    widths: list
+    steps: list  # per width, per decoder step j: [output so far, log P] of every beam kept
+    outputs: list  # per width: the output the beam ends with
+
+
+def beam_trace(model, text, widths):
+    """The beams a search of each width keeps at every step, on one string, for the
+    first of the models `model` (without attention)."""
+    source = np.array([SYMBOLS.index(c) for c in text])[:, None, None]
+    steps, outputs = [], []
+    for width in widths:
+        kept = []
+        output, _ = beam_search(select_models(model, slice(0, 1)), source, np.zeros(1, bool),
+                                width, kept)
+        steps.append([[["".join(SYMBOLS[c] for c in beam), float(lp)]
+                       for beam, lp in zip(written[0, 0], score[0, 0])]
+                      for written, score in kept])
+        outputs.append("".join(SYMBOLS[c] for c in output[:, 0, 0]))
+    return BeamTrace(source=text, target=text[::-1], widths=list(widths), steps=steps,
+                     outputs=outputs)
 
 
 def beam_example(lengths, greedy, beam, seed=0):
@@ -1076,6 +1103,20 @@ def format_beam_example(rows):
                          "log P of each symbol, given those before"), body, "llrrl")
 
 
+def format_beam_trace(trace):
+    """Every step of every width: the beams kept, likeliest first, and which of them lead
+    to greedy decoding's output and to the beam's own."""
+    rows = []
+    for width, steps, final in zip(trace.widths, trace.steps, trace.outputs):
+        for j, beams in enumerate(steps, 1):
+            for written, lp in beams:
+                marks = [name for name, whole in (("greedy", trace.outputs[0]), ("final", final))
+                         if whole.startswith(written)]
+                rows.append((width, j, written, f"{lp:.2f}", ", ".join(marks)))
+    return format_table(("width", "step j", "kept: y_1 .. y_j", "log P", "leads to"), rows,
+                        "rrlrl")
+
+
 def format_recall_where(lags, first, largest, last, half):
     rows = [(lag, spread(a, 3), spread(b, 3), spread(c, 3), spread(d, 1))
             for lag, a, b, c, d in zip(lags, first, largest, last, half)]
@@ -1235,6 +1276,7 @@ class BeamRecord:
     example: list  # [source, target, [how, written, right, per-symbol log P] per decoding]
     example_width: int  # the beam shown in the example
     model_steps: int  # the models' training steps (those of --reverse)
+    traces: list  # BeamTrace per string: what each width keeps at every step
 
 
 @dataclass
@@ -1520,12 +1562,21 @@ def report_beam(args, out):
                  f"'{text[::-1]}'.")
         out.table("beam_example", format_beam_example(rows))
         example = [text, text[::-1], [list(r) for r in rows]]
+    traced = ([example[0]] if example else []) + [
+        "".join(SYMBOLS[c] for c in reversal_test(BEAM_SHOWN[0])[:, 0])]
+    traces = [beam_trace(plain, text, BEAM_TRACED + (widest.width,)) for text in traced]
+    for number, trace in enumerate(traces, start=1):
+        out.text(f"Step by step (seed {SEEDS[0]}), '{trace.source}', to be written "
+                 f"'{trace.target}': the beams each width keeps after every step, likeliest "
+                 f"first, their log P(y_1 .. y_j), and whether they lead to greedy "
+                 f"decoding's output ('{trace.outputs[0]}') or to the beam's own.")
+        out.table(f"beam_steps_{number}", format_beam_trace(trace))
     right = [np.mean(t.right, axis=0).tolist() for t in tests]
     log_prob = [np.mean(t.log_prob, axis=0).tolist() for t in tests]
     return BeamRecord(list(BEAM_WIDTHS), lengths, right, [t.right for t in tests], log_prob,
                       [float(np.mean(r)) for r in right], [float(np.mean(lp)) for lp in log_prob],
                       [t.steps for t in tests], [t.seconds for t in tests], greedy_same, example,
-                      widest.width, steps)
+                      widest.width, steps, traces)
 
 
 def report_recall(args, out):
