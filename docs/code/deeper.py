@@ -1295,6 +1295,7 @@ class RecallRecord:
     last: list  # per lag, per seed: mean weight a_T on h_T, the query's own state
     half: list  # per lag, per seed: mean number of states that hold half the weight
     first_mean: list  # per lag: a_1's mean over the seeds
+    half_mean: list  # per lag: the states holding half the weight, the mean over the seeds
     examples: list  # RecallExample per lag and sequence shown
 
 
@@ -1638,6 +1639,7 @@ def report_recall(args, out):
         mean_with=[float(np.mean(a)) for a in with_], chance=1 / R_K, hidden=R_HIDDEN,
         seconds=seconds, first=where["first"], largest=where["largest"], last=where["last"],
         half=where["half"], first_mean=[float(np.mean(a)) for a in where["first"]],
+        half_mean=[float(np.mean(a)) for a in where["half"]],
         examples=examples)
 
 
