@@ -494,3 +494,91 @@ def test_records_are_plain_and_runs_are_memoised():
     import dataclasses
     import json
     json.dumps(dataclasses.asdict(first))
+
+
+# -- what --recall and --beam record: the weights, and the beam at every step ----------
+
+def test_the_recall_weights_are_softmax_of_h_T_dot_h_t_of_the_reference_states():
+    """recall_weights on two random models (without and with attention): the weights sum
+    to 1 and, with attention, are softmax over t of h_T . h_t of the reference GRU's
+    states; without, all on h_T."""
+    rng = np.random.default_rng(5)
+    model = random_model(deeper.stack_models([deeper.recall_params(s, 3) for s in (0, 1)],
+                                             np.float64), rng)
+    X = rng.integers(0, deeper.R_V, (7, 2, 4))
+    a, given = deeper.recall_weights(model, X, np.array([False, True]))
+    assert np.allclose(a.sum(axis=-1), 1, atol=1e-12)
+    for b in range(4):
+        h = gru_states(model["enc"], 1, [eye(deeper.R_V, x) for x in X[:, 1, b]], np.zeros(3))
+        scores = np.array([h[-1] @ h_t for h_t in h])
+        expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+        assert a[1, b] == pytest.approx(expected, abs=1e-12)
+        assert a[0, b] == pytest.approx(eye(7, 6))
+        assert given[1, b] == np.argmax(reference_readout(model, 1, h[-1], h, True)[0])
+
+
+def test_the_recorded_recall_weights_are_those_of_the_trained_models_states():
+    """--recall's record, in process (lag 5, 30 steps): each example's weights sum to 1
+    and are softmax(h_T . h_t) of the reference GRU run on its tokens with the trained
+    weights of seed 0's model with attention; its tokens are seed 0's first test sequences."""
+    args = deeper.parse_args(["--recall", "--lags", "5", "--steps", "30"])
+    record = deeper.report_recall(args, deeper.Printer(open("/dev/null", "w")))
+    (_, model), _ = deeper.train_recall(5, 30)
+    X, Y = deeper.recall_test(5)
+    S = len(deeper.R_SEEDS)
+    assert len(record.examples) == deeper.R_EXAMPLES
+    for k, e in enumerate(record.examples):
+        tokens = [deeper.R_SHOWN.index(c) for c in e.tokens]
+        assert tokens == X[:, 0, k].tolist() and e.answer == deeper.R_SHOWN[Y[0, k]]
+        assert sum(e.weights) == pytest.approx(1, abs=1e-5)
+        h = gru_states({key: v.astype(np.float64) for key, v in model["enc"].items()}, S,
+                       [eye(deeper.R_V, x) for x in tokens], np.zeros(deeper.R_HIDDEN))
+        scores = np.array([h[-1] @ h_t for h_t in h])
+        expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+        assert e.weights == pytest.approx(expected, abs=1e-5)
+
+
+def reference_prefix_scores(model, m, source, attention):
+    """log P(y_1 .. y_j | x) of every prefix of every length 1 .. n, by walking the tree
+    with the reference GRU: {prefix tuple: log-probability}."""
+    h = model["enc"]["W_h"].shape[-2]
+    E = gru_states(model["enc"], m, [eye(deeper.K, x) for x in source], np.zeros(h))
+    scores = {}
+
+    def walk(prefix, s, previous, logp):
+        if len(prefix) == len(source):
+            return
+        s = gru_states(model["dec"], m, [eye(deeper.K + 1, previous)], s)[0]
+        step, _ = reference_readout(model, m, s, E, attention)
+        for y in range(deeper.K):
+            scores[tuple(prefix + [y])] = logp + step[y]
+            walk(prefix + [y], s, y, logp + step[y])
+
+    walk([], E[-1], deeper.BOS, 0.0)
+    return scores
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+def test_each_step_keeps_the_top_width_extensions_of_the_beams_before(beam_case, width):
+    """The beams beam_search keeps at step j are, by brute force over the reference's
+    log-probability of every prefix, the `width` likeliest one-symbol extensions of
+    those kept at step j - 1, likeliest first; width 1's are greedy decoding's prefixes."""
+    model, source, attention, _ = beam_case
+    kept = []
+    deeper.beam_search(model, source, attention, width, kept)
+    greedy, _ = deeper.decode(model, source, attention)
+    assert len(kept) == len(source)
+    for m in range(2):
+        for b in range(source.shape[2]):
+            prefixes = reference_prefix_scores(model, m, source[:, m, b], attention[m])
+            before = [()]
+            for j, (written, score) in enumerate(kept, 1):
+                extensions = sorted((p + (y,) for p in before for y in range(deeper.K)),
+                                    key=lambda p: -prefixes[p])
+                expected = extensions[:width]
+                got = [tuple(w) for w in written[m, b]]
+                assert got == expected, (m, b, j)
+                assert score[m, b] == pytest.approx([prefixes[p] for p in expected], abs=1e-9)
+                if width == 1:
+                    assert got[0] == tuple(greedy[:j, m, b])
+                before = got

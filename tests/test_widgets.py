@@ -1295,6 +1295,7 @@ WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
            "ch15-memory/": ("memory_widget",),
            "ch16-training/": ("clip_widget",),
+           "ch17-deeper/": ("attention_widget", "recall_widget", "beam_widget"),
            "ch18-recurrence/": ("scan_widget",)}
 
 
@@ -1694,4 +1695,70 @@ def test_attention_widget_weights_are_what_deeper_py_attention_prints(shared):
             readout = host.locator('[data-value="attention-readout"]').inner_text()
             listed = re.findall(r"\(\d+\) (\d\.\d\d)", readout)
             assert listed == row[1:], (j, readout)
+    t.check_clean()
+
+def test_recall_widget_weights_are_what_deeper_py_recall_prints(shared):
+    """Every lag and sequence: the answers are the examples table's row, and stepping
+    through t by the arrow keys reads x_t and a_t of the lag's weights table."""
+    t = shared("ch17-deeper/")
+    host = t.widget("recall_widget")
+    printed_tables = tables("deeper.py", "--recall")
+    examples = next(tb for tb in printed_tables if tb[0][0] == "lag" and "sequence" in tb[0])
+    weights = [tb for tb in printed_tables if tb[0][0] == "t"]
+    lags = sorted({int(row[0]) for row in examples[1:]})
+    assert len(weights) == len(lags)
+    assert host.locator("[data-command]").inner_text() == "$ python3 deeper.py --recall"
+    for lag, table in zip(lags, weights):
+        choose(host, "lag", str(lag))
+        for row in (r for r in examples[1:] if int(r[0]) == lag):
+            k = int(row[1])
+            choose(host, "sequence", str(k))
+            summary = shown(host, "recall-summary")
+            assert f"Lag {lag}, sequence {k}: answer {row[3]}, the model answers {row[4]}." in summary
+            assert "".join(host.locator('[data-value="tokens"] i').all_inner_texts()) == row[2]
+            column = table[0].index(f"a_t ({k})")
+            host.locator('[data-value="tokens"]').focus()
+            t.page.keyboard.press("Home")
+            for step, cells in enumerate(table[1:]):
+                if step:
+                    t.page.keyboard.press("ArrowRight")
+                readout = shown(host, "recall-readout")
+                assert readout.startswith(f"t = {cells[0]}, x_t = {cells[column - 1]}: "
+                                          f"a_t = {cells[column]}"), (lag, k, readout)
+            heights = host.locator('[data-value="recall-bars"] rect').evaluate_all(
+                "rs => rs.map(r => +r.getAttribute('height'))")
+            a = [float(c[column]) for c in table[1:]]
+            assert len(heights) == len(a) and max(heights) == 1
+            assert heights.index(1) in [n for n, x in enumerate(a) if x == max(a)]
+    t.check_clean()
+
+
+def test_beam_widget_keeps_what_deeper_py_beam_prints_at_every_step(shared):
+    """Every string, width and step: the kept beams, their log P and their marks are the
+    printed table's rows; the slider moves by the arrow keys."""
+    t = shared("ch17-deeper/")
+    host = t.widget("beam_widget")
+    text = printed("deeper.py", "--beam")
+    steps = [tb for tb in tables("deeper.py", "--beam") if tb[0][:2] == ["width", "step j"]]
+    sources = re.findall(r"Step by step \(seed 0\), '([a-j]+)'", text)
+    assert len(sources) == len(steps) >= 1
+    assert host.locator("[data-command]").inner_text() == "$ python3 deeper.py --beam"
+    for source, table in zip(sources, steps):
+        choose(host, "string", source)
+        for width in sorted({int(r[0]) for r in table[1:]}):
+            choose(host, "width", str(width))
+            rows = [r for r in table[1:] if int(r[0]) == width]
+            for j in range(1, len(source) + 1):
+                move(host, "step", j - 1)
+                want = [[str(n), r[2], r[3], r[4]] for n, r in
+                        enumerate((r for r in rows if int(r[1]) == j), 1)]
+                got = [[c.strip() for c in r] for r in host.evaluate(
+                    "h => [...h.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent))")]
+                assert got == want, (source, width, j)
+            assert f"'{source}', to be written '{source[::-1]}'. Width {width} " in shown(host, "beam-summary")
+    slider = host.locator('input[data-control="step"]')
+    slider.focus()
+    t.page.keyboard.press("Home")
+    t.page.keyboard.press("ArrowRight")
+    assert "after step 2 of" in shown(host, "beam-summary")
     t.check_clean()

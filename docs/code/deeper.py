@@ -423,12 +423,13 @@ def decode(model, source, attention, target=None):
     return np.stack(outputs), np.stack(weights, axis=2)  # weights (M, B, n, n)
 
 
-def beam_search(model, source, attention, width):
+def beam_search(model, source, attention, width, kept=None):
     """Beam search: at every output step each of the `width` best partial outputs so far
     is extended by every symbol, and the `width` extensions with the highest
     log-probability, log P(y_1 .. y_j | x) = sum of log P(y_i | y_<i, x), are kept. The
     decoder writes as many symbols as the source has. Width 1 is greedy decoding.
-    Returns the best outputs (n, M, B) and their log-probabilities (M, B)."""
+    Returns the best outputs (n, M, B) and their log-probabilities (M, B); given a list
+    `kept`, appends to it at every step the beams kept (M, B, beams, j) and their scores."""
     Hs, _ = encode(model, source)
     n, M, B = source.shape
     h = Hs.shape[-1]
@@ -450,6 +451,8 @@ def beam_search(model, source, attention, width):
         s = np.take_along_axis(s, beam[..., None], axis=2)
         written = np.concatenate([np.take_along_axis(written, beam[..., None], axis=2),
                                   token[..., None]], axis=-1)
+        if kept is not None:
+            kept.append((written, score))
     return written[:, :, 0].transpose(2, 0, 1), score[:, :, 0]
 
 
@@ -636,6 +639,7 @@ SHOWN_LENGTHS = (5, 8, 12)  # --attention prints the weights of the first test s
 EXPOSURE_LENGTH = 8  # the length --exposure quotes in its text
 BEAM_WIDTHS = tuple(range(1, 9))  # --beam: width 1 is greedy
 BEAM_SHOWN = (8, 12)  # --beam: the lengths it prints a column for, beside all lengths
+BEAM_TRACED = (1, 2)  # --beam: the widths, beside the widest, whose every step it prints
 MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
 
 
@@ -704,6 +708,32 @@ def test_beam(model, width, lengths):
         scores.append(score)
     steps = float(np.mean([beam_steps(n, width) for n in lengths]))
     return BeamTest(width, right, log_prob, outputs, scores, steps, time.process_time() - start)
+
+
+@dataclass
+class BeamTrace:
+    source: str
+    target: str  # the source reversed
+    widths: list
+    steps: list  # per width, per decoder step j: [output so far, log P] of every beam kept
+    outputs: list  # per width: the output the beam ends with
+
+
+def beam_trace(model, text, widths):
+    """The beams a search of each width keeps at every step, on one string, for the
+    first of the models `model` (without attention)."""
+    source = np.array([SYMBOLS.index(c) for c in text])[:, None, None]
+    steps, outputs = [], []
+    for width in widths:
+        kept = []
+        output, _ = beam_search(select_models(model, slice(0, 1)), source, np.zeros(1, bool),
+                                width, kept)
+        steps.append([[["".join(SYMBOLS[c] for c in beam), float(lp)]
+                       for beam, lp in zip(written[0, 0], score[0, 0])]
+                      for written, score in kept])
+        outputs.append("".join(SYMBOLS[c] for c in output[:, 0, 0]))
+    return BeamTrace(source=text, target=text[::-1], widths=list(widths), steps=steps,
+                     outputs=outputs)
 
 
 def beam_example(lengths, greedy, beam, seed=0):
@@ -791,6 +821,15 @@ R_SEEDS = SEEDS  # three of memory.py's four seeds
 R_LAGS = (10, 20, 50)  # chapter 15's GRU learned lag 20 in 1,500 steps, and lag 50 in none
 R_HIDDEN, R_BATCH, R_STEPS, R_TEST = 16, 32, 300, 512  # memory.py's h, batch and test size
 MAX_LAG = 400  # the largest lag --recall accepts (about half a minute, at 300 steps)
+R_SHOWN = "ABCDwxyz?"  # how a token is printed, as memory.py prints it: symbols, distractors, query
+R_EXAMPLES = 3  # --recall prints the weights of the first test sequences of seed 0, per lag
+
+
+def recall_weights(model, X, attention):
+    """The weights a_t (M, B, T) the query put on h_1 .. h_T and the answers given (M, B),
+    of the models side by side on tokens X (T, M, B)."""
+    P, a, _, _ = recall_forward(model, X, attention)
+    return a[:, :, 0], P[:, :, 0].argmax(axis=-1)
 
 
 def recall_batch(rngs, n, lag):
@@ -811,12 +850,19 @@ def recall_params(seed, hidden=R_HIDDEN):
             "out": dense_params(rng, hidden, R_K)}
 
 
-def recall_loss(model, X, Y, attention, need_grads=True):
-    """X (T, M, B) token ids, Y (M, B) answers. Loss and accuracy per model, gradients."""
+def recall_forward(model, X, attention):
+    """X (T, M, B) token ids: the answer's distribution P (M, B, 1, R_K) read at the
+    query, the weights a_t (M, B, 1, T) it read h_1 .. h_T with, and the caches."""
     zero = np.zeros(X.shape[1:] + (model["enc"]["W_h"].shape[-2],), model["enc"]["W_h"].dtype)
     Hs, cache_e = gru_forward(model["enc"], one_hot(X, R_V, zero.dtype), zero)
-    q, E = Hs[-1][:, :, None], Hs[1:].transpose(1, 2, 0, 3)  # the query (M, B, 1, h)
-    P, a, cache_r = readout(model, q, E, attention)
+    q, E = Hs[-1][:, :, None], Hs[1:].transpose(1, 2, 0, 3)  # the query h_T (M, B, 1, h)
+    P, a, cache_r = readout(model, q, E, attention)  # a_t = softmax over t of h_T . h_t
+    return P, a, cache_e, cache_r
+
+
+def recall_loss(model, X, Y, attention, need_grads=True):
+    """X (T, M, B) token ids, Y (M, B) answers. Loss and accuracy per model, gradients."""
+    P, a, cache_e, cache_r = recall_forward(model, X, attention)
     loss, dZ = cross_entropy(P, Y[:, :, None])
     accuracy = (P[:, :, 0].argmax(axis=-1) == Y).mean(axis=1)
     if not need_grads:
@@ -828,10 +874,15 @@ def recall_loss(model, X, Y, attention, need_grads=True):
     return loss, accuracy, g
 
 
+def recall_test(lag, seeds=R_SEEDS):
+    """memory.py's test set for `lag`: tokens (lag + 1, seeds, R_TEST), answers (seeds, R_TEST)."""
+    return recall_batch([np.random.default_rng([R_TEST_KEY, s, lag]) for s in seeds], R_TEST, lag)
+
+
 def train_recall(lag, steps, seeds=R_SEEDS):
     """The GRU with a readout, on memory.py's training streams and test set for `lag`:
     for each seed one model without attention and one with, side by side. Test accuracy
-    per model (memoised)."""
+    per model, and the models (memoised)."""
     def train():
         model = stack_models([recall_params(s) for s in seeds] * 2)
         attention = with_and_without(seeds)
@@ -841,10 +892,9 @@ def train_recall(lag, steps, seeds=R_SEEDS):
             X, Y = recall_batch(data, R_BATCH, lag)
             _, _, grads = recall_loss(model, twice(X), twice(Y, 0), attention)
             adam.step(grads)
-        test = [np.random.default_rng([R_TEST_KEY, s, lag]) for s in seeds]
-        X, Y = recall_batch(test, R_TEST, lag)
+        X, Y = recall_test(lag, seeds)
         _, accuracy, _ = recall_loss(model, twice(X), twice(Y, 0), attention, need_grads=False)
-        return accuracy.tolist()
+        return accuracy.tolist(), model
 
     return memoised(("recall", lag, steps, tuple(seeds)), train)
 
@@ -1053,6 +1103,42 @@ def format_beam_example(rows):
                          "log P of each symbol, given those before"), body, "llrrl")
 
 
+def format_beam_trace(trace):
+    """Every step of every width: the beams kept, likeliest first, and which of them lead
+    to greedy decoding's output and to the beam's own."""
+    rows = []
+    for width, steps, final in zip(trace.widths, trace.steps, trace.outputs):
+        for j, beams in enumerate(steps, 1):
+            for written, lp in beams:
+                marks = [name for name, whole in (("greedy", trace.outputs[0]), ("final", final))
+                         if whole.startswith(written)]
+                rows.append((width, j, written, f"{lp:.2f}", ", ".join(marks)))
+    return format_table(("width", "step j", "kept: y_1 .. y_j", "log P", "leads to"), rows,
+                        "rrlrl")
+
+
+def format_recall_where(lags, first, largest, last, half):
+    rows = [(lag, spread(a, 3), spread(b, 3), spread(c, 3), spread(d, 1))
+            for lag, a, b, c, d in zip(lags, first, largest, last, half)]
+    return format_table(("lag", "a_1, on h_1", "largest a_t", "a_T, on h_T",
+                         "states holding half"), rows, "rrrrr")
+
+
+def format_recall_examples(examples):
+    rows = [(e.lag, e.sequence, e.tokens, e.answer, e.given) for e in examples]
+    return format_table(("lag", "sequence", "x_1 .. x_T", "answer", "model's answer"), rows,
+                        "rrlll")
+
+
+def format_recall_weights(examples):
+    """The weights of one lag's sequences: a row per step t, each sequence's x_t and a_t."""
+    header = ("t",) + tuple(f"{c} ({e.sequence})" for e in examples for c in ("x_t", "a_t"))
+    rows = [(t,) + tuple(cell for e in examples for cell in (e.tokens[t - 1],
+                                                              f"{e.weights[t - 1]:.3f}"))
+            for t in range(1, len(examples[0].tokens) + 1)]
+    return format_table(header, rows, "r" + "lr" * len(examples))
+
+
 def format_recall_table(lags, without, with_, widths=None):
     rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
     return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
@@ -1190,6 +1276,7 @@ class BeamRecord:
     example: list  # [source, target, [how, written, right, per-symbol log P] per decoding]
     example_width: int  # the beam shown in the example
     model_steps: int  # the models' training steps (those of --reverse)
+    traces: list  # BeamTrace per string: what each width keeps at every step
 
 
 @dataclass
@@ -1203,6 +1290,23 @@ class RecallRecord:
     chance: float
     hidden: int
     seconds: float
+    first: list  # per lag, per seed: mean weight a_1 on h_1, over the test sequences
+    largest: list  # per lag, per seed: mean of the largest weight of a sequence
+    last: list  # per lag, per seed: mean weight a_T on h_T, the query's own state
+    half: list  # per lag, per seed: mean number of states that hold half the weight
+    first_mean: list  # per lag: a_1's mean over the seeds
+    half_mean: list  # per lag: the states holding half the weight, the mean over the seeds
+    examples: list  # RecallExample per lag and sequence shown
+
+
+@dataclass
+class RecallExample:
+    lag: int
+    sequence: int  # 1 .. R_EXAMPLES: its place in seed 0's test set
+    tokens: str  # x_1 .. x_T as memory.py prints them: 'B', distractors 'w'-'z', '?'
+    answer: str
+    given: str  # the answer of seed 0's model with attention
+    weights: list  # a_1 .. a_T
 
 
 @dataclass
@@ -1459,12 +1563,21 @@ def report_beam(args, out):
                  f"'{text[::-1]}'.")
         out.table("beam_example", format_beam_example(rows))
         example = [text, text[::-1], [list(r) for r in rows]]
+    traced = ([example[0]] if example else []) + [
+        "".join(SYMBOLS[c] for c in reversal_test(BEAM_SHOWN[0])[:, 0])]
+    traces = [beam_trace(plain, text, BEAM_TRACED + (widest.width,)) for text in traced]
+    for number, trace in enumerate(traces, start=1):
+        out.text(f"Step by step (seed {SEEDS[0]}), '{trace.source}', to be written "
+                 f"'{trace.target}': the beams each width keeps after every step, likeliest "
+                 f"first, their log P(y_1 .. y_j), and whether they lead to greedy "
+                 f"decoding's output ('{trace.outputs[0]}') or to the beam's own.")
+        out.table(f"beam_steps_{number}", format_beam_trace(trace))
     right = [np.mean(t.right, axis=0).tolist() for t in tests]
     log_prob = [np.mean(t.log_prob, axis=0).tolist() for t in tests]
     return BeamRecord(list(BEAM_WIDTHS), lengths, right, [t.right for t in tests], log_prob,
                       [float(np.mean(r)) for r in right], [float(np.mean(lp)) for lp in log_prob],
                       [t.steps for t in tests], [t.seconds for t in tests], greedy_same, example,
-                      widest.width, steps)
+                      widest.width, steps, traces)
 
 
 def report_recall(args, out):
@@ -1480,17 +1593,54 @@ def report_recall(args, out):
              f"{1 / R_K:.2f}.")
     widths = [4, 16, 16]
     out.table("recall", format_recall_table([], [], [], widths))
-    without, with_, seconds = [], [], 0.0
+    without, with_, seconds, models = [], [], 0.0, []
     for lag in lags:
-        accuracy, s = train_recall(lag, steps)
+        (accuracy, model), s = train_recall(lag, steps)
         without.append(accuracy[:S])
         with_.append(accuracy[S:])
+        models.append(model)
         seconds += s
         out.row("recall", format_recall_table([lag], [accuracy[:S]], [accuracy[S:]],
                                               widths).splitlines()[-1])
     out.text(f"time: {seconds:.1f} s of CPU")
-    return RecallRecord(list(lags), steps, without, with_, [float(np.mean(a)) for a in without],
-                        [float(np.mean(a)) for a in with_], 1 / R_K, R_HIDDEN, seconds)
+    where = {"first": [], "largest": [], "last": [], "half": []}
+    examples = []
+    for lag, model in zip(lags, models):
+        X, Y = recall_test(lag)
+        a, given = recall_weights(model, twice(X), with_and_without(R_SEEDS))
+        a, given = a[S:], given[S:]  # the models with attention: (seeds, sequences, T)
+        share = np.cumsum(-np.sort(-a, axis=-1), axis=-1)  # the largest weights first
+        for name, value in (("first", a[..., 0]), ("largest", a.max(axis=-1)),
+                            ("last", a[..., -1]), ("half", 1 + (share < 0.5).sum(axis=-1))):
+            where[name].append(value.mean(axis=-1).tolist())
+        for b in range(R_EXAMPLES):
+            examples.append(RecallExample(
+                lag=lag, sequence=b + 1, tokens="".join(R_SHOWN[x] for x in X[:, 0, b]),
+                answer=R_SHOWN[Y[0, b]], given=R_SHOWN[given[0, b]],
+                weights=a[0, b].astype(float).tolist()))
+    out.text(f"Where the models with attention read: the weight a_t = softmax over t of "
+             f"h_T . h_t on the state h_1 after the symbol, the largest weight of a sequence, "
+             f"the weight on the query's own state h_T, and how many states, the heaviest "
+             f"first, hold half the weight. Means over the {R_TEST} test sequences, mean "
+             f"(lowest-highest) over the seeds.")
+    out.table("recall_where", format_recall_where(lags, where["first"], where["largest"],
+                                                  where["last"], where["half"]))
+    out.text(f"The first {R_EXAMPLES} test sequences of seed {R_SEEDS[0]} at each lag ("
+             f"{R_SHOWN[:R_K]} the symbols, {R_SHOWN[R_K:R_QUERY]} the distractors, "
+             f"{R_SHOWN[R_QUERY]} the query) and the answer of its model with attention; "
+             f"then the weights a_t on every state, a table per lag.")
+    out.table("recall_examples", format_recall_examples(examples))
+    for lag in lags:
+        out.table(f"recall_weights_{lag}",
+                  format_recall_weights([e for e in examples if e.lag == lag]))
+    return RecallRecord(
+        lags=list(lags), steps=steps, without=without, with_attention=with_,
+        mean_without=[float(np.mean(a)) for a in without],
+        mean_with=[float(np.mean(a)) for a in with_], chance=1 / R_K, hidden=R_HIDDEN,
+        seconds=seconds, first=where["first"], largest=where["largest"], last=where["last"],
+        half=where["half"], first_mean=[float(np.mean(a)) for a in where["first"]],
+        half_mean=[float(np.mean(a)) for a in where["half"]],
+        examples=examples)
 
 
 def report_gradcheck(args, out):

@@ -323,3 +323,46 @@ def attention_widget(ctx):
         "strings": strings,
         "index": 0,
     })
+
+
+@CHAPTER.widget
+def recall_widget(ctx):
+    """Where the recall model with attention reads (docs/assets/widgets/recall.js): the
+    weights a_t of seed 0's first test sequences at each lag, the record of
+    `deeper.py --recall`."""
+    run = ctx.run("--recall")
+    record = ctx.record("--recall")
+    return ctx.widget("recall", {
+        "title": "The recall task, read by attention: where the query looks",
+        "caption": (
+            "Seed 0's recall model with attention on the first test sequences of each lag. "
+            "A bar per state <i>h<sub>t</sub></i>, as tall as the weight "
+            "<i>a<sub>t</sub></i> the query put on it, drawn against the sequence's largest "
+            "weight (the bars of one sequence share a scale, not those of two). The weights "
+            "are the record of the command named above, which prints them, a table per lag."),
+        "command": run.command,
+        "lags": list(record.lags),
+        "examples": [{"lag": e.lag, "sequence": e.sequence, "tokens": e.tokens,
+                      "answer": e.answer, "given": e.given, "weights": list(e.weights)}
+                     for e in record.examples],
+    })
+
+
+@CHAPTER.widget
+def beam_widget(ctx):
+    """The beam at each step (docs/assets/widgets/beam.js): what each width keeps after
+    every decoder step, from the record of `deeper.py --beam`."""
+    run = ctx.run("--beam")
+    traces = ctx.record("--beam").plain()["traces"]
+    return ctx.widget("beam", {
+        "title": "The beam at each step",
+        "caption": (
+            "Seed 0's encoder-decoder without attention. After decoder step <i>j</i> the "
+            "beam keeps its <i>width</i> likeliest partial outputs, listed likeliest first "
+            "with log <i>P</i>(<i>y</i><sub>1</sub> .. <i>y<sub>j</sub></i>); a row is marked "
+            "if it leads to greedy decoding's output (width 1's) or to the output this width "
+            "ends with. The numbers are the record of the command named above, which prints "
+            "every step of every width."),
+        "command": run.command,
+        "traces": traces,
+    })
