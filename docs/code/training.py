@@ -1440,6 +1440,7 @@ class TruncationRecord:
     curves: dict  # model -> per k, [block][seed]: the mean training loss of each block
     curve_every: int  # steps per block of the curves
     chance: float  # the accuracy of a guess: 1 / K
+    chance_loss: float  # the loss of a guess, every answer 1 / K: ln K
     seeds: int
     steps: int
     lr: float  # Adam's
@@ -1576,6 +1577,7 @@ def report_truncation(args, out):
         mean_accuracy={m: [float(np.mean(a)) for a in v] for m, v in accuracy.items()},
         learned={m: [learned(a) for a in v] for m, v in accuracy.items()},
         loss=loss, curves=curves, curve_every=TRUNCATION_EVERY, chance=1 / K,
+        chance_loss=math.log(K),
         seeds=len(SEEDS), steps=TRUNCATION_STEPS, lr=ADAM_LR, batch=RECALL_BATCH)
 
 
