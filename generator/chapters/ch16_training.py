@@ -263,10 +263,10 @@ def truncation(ctx):
         ax.axhline(trunc.chance, color=colors.muted, linestyle="--", linewidth=1.0)
         ax.annotate("chance", (len(ks) - 0.5, trunc.chance + 0.02), ha="right",
                     color=colors.fg, fontsize="small")
-        labels = [f"k = {k}" + ("\nall the steps" if k == trunc.length else
-                                "\nthe query's" if k == 1 else "") for k in ks]
-        ax.set_xticks(range(len(ks)), labels)
-        ax.set(xlim=(-0.7, len(ks) - 0.3), ylim=(0, 1.05), ylabel="test accuracy")
+        ax.set_xticks(range(len(ks)), [f"{k} (all)" if k == trunc.length else str(k)
+                                       for k in ks])
+        ax.set(xlim=(-0.7, len(ks) - 0.3), ylim=(0, 1.05), ylabel="test accuracy",
+               xlabel="k, the last steps the backward pass visits")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(trunc.models))
 
     counts = "; ".join(f"{name}: {', '.join(map(str, trunc.learned[name]))}"
