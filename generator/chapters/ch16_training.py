@@ -486,7 +486,7 @@ def truncation_widget(ctx):
             f"{trunc.lag} with the backward pass cut after the last k of its "
             f"{trunc.length} steps, every k and seed side by side, for {trunc.steps:,} "
             f"steps. The lines are each seed's training loss, the mean over each block of "
-            f"{trunc.curve_every} steps; dotted, the loss of a guess. The row and the seeds' "
+            f"{trunc.curve_every} steps; dotted, chance: the loss of a guess, every symbol as likely. The row and the seeds' "
             "numbers are the script's."),
         "command": run.command,
         "header": header,

@@ -49,15 +49,15 @@ RW.define("truncation", function (figure, d, kit) {
     });
     var chance = fmt.fixed(d.chance_loss, 2);
     var lines = [{ y: r.curve.map(function () { return d.chance_loss; }), cls: "rw-chance", x0: d.every, dx: d.every,
-                   label: "a guess " + chance }];
+                   label: "chance " + chance }];
     for (var s = 0; s < seeds; s++) {
       lines.push({ y: r.curve.map(function (block) { return block[s]; }), cls: "rw-main rw-s" + s,
                    x0: d.every, dx: d.every });
     }
     var said = r.printed[0] + ", k = " + r.printed[1] + ": test loss " + r.printed[2] +
-      ", test accuracy " + r.printed[3] + " (a guess: " + d.chance + ")";
+      ", test accuracy " + r.printed[3] + " (chance: " + d.chance + ")";
     chart.draw({ lines: lines, label: "Training loss against training step, log scale, one line per seed, for " +
-                 said + ". Dotted: the loss of a guess, " + chance + "." });
+                 said + ". Dotted: chance, the loss of a guess, " + chance + "." });
     if (announce) announce(said);
   }
 
@@ -73,8 +73,10 @@ RW.define("truncation", function (figure, d, kit) {
   }));
   kit.frame(figure, d.title, [kit.controls([model.root, slider.root]), readout, chart.root,
     kit.legend([0, 1, 2, 3].slice(0, seeds).map(function (s) { return { cls: "rw-main rw-s" + s, text: "seed " + s }; })),
-    // the guess's dotted line is labelled on the chart, not here
-    el("p", { "class": "rw-label" }, ["The row above as ", command, " prints it; each seed:"]),
+    // chance's dotted line is labelled on the chart, not here
+    el("p", { "class": "rw-label" }, ["The row above as ", command, " prints it; each seed, where a guess scores ",
+      el("span", { "data-value": "chance", text: String(d.chance) }), " and a loss of ",
+      el("span", { "data-value": "chance_loss", text: fmt.fixed(d.chance_loss, 2) }), ":"]),
     el("div", { "class": "rw-scroll" }, [el("table", {}, [el("thead", {}, [head]), body])])], d.caption);
   update();
   announce = kit.live(figure);
