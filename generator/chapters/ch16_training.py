@@ -9,6 +9,7 @@ import math
 from html import escape
 
 from generator.chapter import Chapter, GeneratorError
+from generator.plotstyle import label_line
 
 CHAPTER = Chapter("ch16-training.md", "training.py", data=("timemachine.txt",))
 
@@ -261,11 +262,10 @@ def truncation(ctx):
                 ax.scatter([x] * len(seeds), list(seeds), color=colors.fg, s=10, zorder=3,
                            linewidths=0)
         ax.axhline(trunc.chance, color=colors.muted, linestyle="--", linewidth=1.0)
-        ax.annotate("chance", (len(ks) - 0.5, trunc.chance + 0.02), ha="right",
-                    color=colors.fg, fontsize="small")
+        label_line(ax, colors, f"chance {trunc.chance:g}", y=trunc.chance)
         ax.set_xticks(range(len(ks)), [f"{k} (all)" if k == trunc.length else str(k)
                                        for k in ks])
-        ax.set(xlim=(-0.7, len(ks) - 0.3), ylim=(0, 1.05), ylabel="test accuracy",
+        ax.set(xlim=(-0.7, len(ks) + 0.4), ylim=(0, 1.05), ylabel="test accuracy",
                xlabel="k, the last steps the backward pass visits")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(trunc.models))
 
@@ -276,7 +276,7 @@ def truncation(ctx):
                                 "steps), each seed a dot. Seeds of "
                                 f"{trunc.seeds} that learned, k by k: {counts}",
                       caption=f"Lag {trunc.lag}. Bars: mean over the seeds; dots: each seed. "
-                              "Dashed: chance.")
+                              "Dashed: chance, a guess.")
 
 
 @CHAPTER.figure
@@ -478,7 +478,9 @@ def truncation_widget(ctx):
     for cells, r in zip(printed, rows):
         r["printed"] = cells
     drawn = [v for r in rows for block in r["curve"] for v in block]
-    ylim = [10.0 ** math.floor(math.log10(min(drawn))), 10.0 ** math.ceil(math.log10(max(drawn)))]
+    top = 10.0 ** math.floor(math.log10(max(drawn)))  # 1, 2 or 5 times it: just above the lines
+    ylim = [10.0 ** math.floor(math.log10(min(drawn))),
+            next(m * top for m in (1, 2, 5, 10) if m * top >= max(drawn))]
     return ctx.widget("truncation", {
         "title": "Truncation by hand: choose the model and how far back the gradient goes",
         "caption": (
