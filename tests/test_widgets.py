@@ -1519,7 +1519,8 @@ def test_reference_lines_are_labelled_at_their_ends_with_their_values(tab, width
     """Each reference line of the widgets' charts says on the chart what it stands for,
     its value the script's: the decay's factors (rnn.py --vanish's columns), the bias's
     b_f (gated.py --bias's rows), the scales' radii (rnn.py --measure's), the clip
-    widget's threshold (the one chosen), the memory widget's chance (the static figure's)."""
+    widget's threshold (the one chosen), the memory widget's chance (the static figure's),
+    the truncation widget's chance as a loss (-ln of the accuracy training.py prints)."""
     phone = dict(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
     context = phone if width == 390 else {}
     t = tab("ch12-rnn/", **context)
@@ -1547,6 +1548,10 @@ def test_reference_lines_are_labelled_at_their_ends_with_their_values(tab, width
     for x in CLIP_THRESHOLDS:
         choose(host, "threshold", x)
         (label,) = check_labels(host, [f"threshold {x}"], near=12)
+    guess = float(re.search(r"Chance: ([\d.]+)\.", printed("training.py", "--truncation")).group(1))
+    host = t.widget("truncation_widget")  # chance as a loss: -ln of a guess's accuracy
+    check_labels(host, [f"chance {-math.log(guess):.2f}"], near=12)
+    assert shown(host, "chance") == f"{guess:g}"
     t.check_clean()
 
 
