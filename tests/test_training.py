@@ -219,6 +219,38 @@ def test_a_cut_after_the_query_step_leaves_the_first_symbols_rows_untrained():
     assert np.any(full["W_x"][0, :training.K] != 0)
 
 
+@pytest.mark.parametrize("lag,ks", [(10, (1, 2, 4, 8, 11)), (5, (1, 2, 4, 6)), (7, (1, 2, 4, 8)),
+                                    (2, (1, 2, 3)), (200, (1, 2, 4, 8, 16, 32, 64, 128, 201))])
+def test_the_truncations_are_the_powers_of_two_below_the_sequence_then_all_of_it(lag, ks):
+    assert training.truncation_ks(lag) == ks
+
+
+def test_every_lags_truncations_are_sorted_unique_and_end_with_the_whole_sequence():
+    for lag in range(2, 201):
+        ks = training.truncation_ks(lag)
+        assert list(ks) == sorted(set(ks)) and ks[-1] == lag + 1, lag
+        assert all(k & (k - 1) == 0 and k < lag + 1 for k in ks[:-1]), lag
+        assert 2 * ks[-2] >= lag + 1 and len(ks) <= 9, lag  # every power below, no more
+
+
+def test_at_k_the_whole_sequence_truncation_is_training_untruncated():
+    """The run at k = lag + 1, trained side by side with a truncated one, is number for
+    number the same training with no keep at all, its curve the block means of its losses;
+    the run at k = 1 is not. Its keep is all ones, k = 1's is not."""
+    lag, seeds, steps, every = 3, (0, 1), 12, 4
+    T, S = lag + 1, len(seeds)
+    keep = training.truncation_keep((1, T), T, seeds)
+    assert keep[:, S:].all() and not keep[:, :S].all()
+    accuracy, loss, curves = training.compute_truncation(
+        lag, ks=(1, T), models=(("gru", 0.0),), steps=steps, seeds=seeds, every=every)
+    p = {n: w.astype(np.float32) for n, w in training.recall_init("gru", seeds).items()}
+    run = training.train_recall("gru", p, lag, list(seeds), steps, losses=True)
+    assert accuracy["GRU"][1] == run.accuracy and loss["GRU"][1] == run.loss
+    blocks = np.array(run.losses).reshape(steps // every, every, S).mean(axis=1)
+    assert curves["GRU"][1] == blocks.tolist()
+    assert loss["GRU"][0] != run.loss
+
+
 def test_the_scripts_own_gradient_check_passes_and_covers_every_cell():
     rows = training.compute_gradcheck()
     assert max(r.relative_error for r in rows) < 1e-6

@@ -1294,7 +1294,7 @@ WIDGETS = {"ch12-rnn/": ("decay_widget", "scales_widget"),
            "ch13-gated/": ("bias_widget", "step_widget"),
            "ch14-gru-lm/": ("model_widget", "reach_widget", "trainer_widget"),
            "ch15-memory/": ("memory_widget",),
-           "ch16-training/": ("clip_widget",),
+           "ch16-training/": ("clip_widget", "truncation_widget"),
            "ch17-deeper/": ("attention_widget", "recall_widget", "beam_widget"),
            "ch18-recurrence/": ("scan_widget",)}
 
@@ -1520,7 +1520,8 @@ def test_reference_lines_are_labelled_at_their_ends_with_their_values(tab, width
     """Each reference line of the widgets' charts says on the chart what it stands for,
     its value the script's: the decay's factors (rnn.py --vanish's columns), the bias's
     b_f (gated.py --bias's rows), the scales' radii (rnn.py --measure's), the clip
-    widget's threshold (the one chosen), the memory widget's chance (the static figure's)."""
+    widget's threshold (the one chosen), the memory widget's chance (the static figure's),
+    the truncation widget's chance as a loss (-ln of the accuracy training.py prints)."""
     phone = dict(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
     context = phone if width == 390 else {}
     t = tab("ch12-rnn/", **context)
@@ -1548,6 +1549,10 @@ def test_reference_lines_are_labelled_at_their_ends_with_their_values(tab, width
     for x in CLIP_THRESHOLDS:
         choose(host, "threshold", x)
         (label,) = check_labels(host, [f"threshold {x}"], near=12)
+    guess = float(re.search(r"Chance: ([\d.]+)\.", printed("training.py", "--truncation")).group(1))
+    host = t.widget("truncation_widget")  # chance as a loss: -ln of a guess's accuracy
+    check_labels(host, [f"chance {-math.log(guess):.2f}"], near=12)
+    assert shown(host, "chance") == f"{guess:g}"
     t.check_clean()
 
 
@@ -1668,6 +1673,63 @@ def test_clip_widget_rows_are_what_training_py_clip_prints(shared):
             assert (round(sum(accuracy) / len(accuracy), 2), min(accuracy), max(accuracy)) == \
                 pytest.approx((mean, low, high), abs=0.0051)
     assert not wrong, wrong
+    t.check_clean()
+
+
+# -- chapter 16: truncation by hand ---------------------------------------------------
+
+def set_k(host, index):
+    """Move the k slider to `index`, as a reader's drag does (an input event)."""
+    host.locator('input[data-control="k"]').fill(str(index))
+
+
+def test_truncation_widget_rows_are_what_training_py_truncation_prints(shared):
+    """Every model and every k of the grid: the readout is the row of `training.py
+    --truncation` run here, the command is that command, and the seeds' mean and
+    extremes are the row's 'test loss' and 'test accuracy' cells."""
+    t = shared("ch16-training/")
+    host = t.widget("truncation_widget")
+    header, *rows = tables("training.py", "--truncation")[0]
+    models = list(dict.fromkeys(row[0] for row in rows))
+    ks = list(dict.fromkeys(row[1] for row in rows))
+    assert host.locator('input[data-control="model"]').count() == len(models)
+    assert host.locator('input[data-control="k"]').get_attribute("max") == str(len(ks) - 1)
+    wrong = []
+    for row in rows:
+        host.locator('input[data-control="model"] + label').nth(models.index(row[0])).click()
+        set_k(host, ks.index(row[1]))
+        shown = [host.locator(f'[data-value="col{k}"]').inner_text() for k in range(len(header))]
+        if shown != row:
+            wrong.append((row, shown))
+        assert host.locator("[data-command]").inner_text() == "$ python3 training.py --truncation"
+        for column, cell in ((2, row[2]), (3, row[3])):  # test accuracy, test loss
+            seeds = [float(c) for c in host.locator(
+                f"tbody tr td:nth-child({3 if column == 2 else 2})").all_inner_texts()]
+            mean, low, high = (float(v) for v in re.findall(r"[\d.]+", cell)[:3])
+            assert (round(sum(seeds) / len(seeds), 2), min(seeds), max(seeds)) == \
+                pytest.approx((mean, low, high), abs=0.0051), (row, column)
+        assert host.locator("path.rw-line.rw-main").count() == 4
+    assert not wrong, wrong
+    t.check_clean()
+
+
+def test_truncation_widget_works_by_keyboard_and_announces_the_row(tab):
+    """Arrow keys move k over the grid and the model; the live region says the row."""
+    t = tab("ch16-training/")
+    host = t.widget("truncation_widget")
+    header, *rows = tables("training.py", "--truncation")[0]
+    k = host.locator('input[data-control="k"]')
+    k.focus()
+    k.press("ArrowRight")  # k = 1 -> 2
+    k.press("End")  # -> the whole sequence
+    assert [shown(host, f"col{j}") for j in range(len(header))] == rows[len(rows) // 2 - 1]
+    assert k.get_attribute("aria-valuetext").endswith("all the steps")
+    host.locator('input[data-control="model"]:checked').press("ArrowRight")  # -> the GRU
+    assert [shown(host, f"col{j}") for j in range(len(header))] == rows[-1]
+    status = host.locator('[role="status"]')
+    want = f"{rows[-1][0]}, k = {rows[-1][1]}: test loss {rows[-1][2]}"
+    t.page.wait_for_function("([el, w]) => el.textContent.startsWith(w)",
+                             arg=[status.element_handle(), want], timeout=5000)
     t.check_clean()
 
 

@@ -383,14 +383,16 @@ class RecallRun:
     g1_trained: list
     gT_trained: list
     norms: list  # [step][model]: the raw gradient norm of each step (when asked for)
+    losses: list  # [step][model]: the training batch's loss at each step (when asked for)
 
 
 def train_recall(cell, p, lag, seeds, steps, keep=None, sgd=None, clip_at=None,
-                 norms=False):
+                 norms=False, losses=False):
     """Train the M models of p on the recall task at `lag` for `steps` steps of
     RECALL_BATCH sequences; model m reads the training stream and the test set of
     seeds[m], drawn as memory.py draws them. Adam (chapter 15's) unless sgd is a
-    learning rate; clip_at: clip each model's gradient to that norm. Returns a RecallRun."""
+    learning rate; clip_at: clip each model's gradient to that norm; norms, losses: keep
+    each step's raw gradient norms, training losses. Returns a RecallRun."""
     keep_freed_memory()
     distinct = tuple(dict.fromkeys(seeds))
     of_seed = [distinct.index(s) for s in seeds]  # model m reads stream of_seed[m]
@@ -401,13 +403,15 @@ def train_recall(cell, p, lag, seeds, steps, keep=None, sgd=None, clip_at=None,
     probe = X_test[:, :, :GRADIENT_BATCH], Y_test[:, :GRADIENT_BATCH]
     g1_init, gT_init = input_gradients(cell, p, *probe)
     adam = Adam(p) if sgd is None else None
-    history = []
+    history, seen = [], []
     for _ in range(steps):
         X, Y = recall_batch(streams, RECALL_BATCH, lag)
-        _, _, g = last_step_loss(cell, p, X[:, of_seed], Y[of_seed], keep)
+        loss, _, g = last_step_loss(cell, p, X[:, of_seed], Y[of_seed], keep)
         raw = clip(g, clip_at) if clip_at is not None else gradient_norms(g) if norms else None
         if norms:
             history.append([float(x) for x in raw])
+        if losses:
+            seen.append([float(x) for x in loss])
         if adam is not None:
             adam.step(p, g)
         else:
@@ -418,7 +422,7 @@ def train_recall(cell, p, lag, seeds, steps, keep=None, sgd=None, clip_at=None,
         g1, gT = input_gradients(cell, p, *probe)
     return RecallRun([float(a) for a in acc], [float(x) for x in loss], list(map(float, g1_init)),
                      list(map(float, gT_init)), list(map(float, g1)), list(map(float, gT)),
-                     history)
+                     history, seen)
 
 
 def evaluate_recall(cell, p, X, Y, chunk=128):
@@ -874,6 +878,7 @@ def compute_clip(radii=CLIP_RADII, lag=CLIP_LAG, steps=CLIP_STEPS, lr=CLIP_LR,
 TRUNCATION_LAG = 10
 TRUNCATION_STEPS = 1000  # chapter 15 trains 1,500; these models have learned by 1,000
 TRUNCATION_MODELS = (("lstm", 2.0), ("gru", 0.0))  # (cell, initial forget / update bias)
+TRUNCATION_EVERY = 20  # the training-loss curves: the mean over each block of 20 steps
 
 
 def truncation_keep(ks, T, seeds):
@@ -887,24 +892,32 @@ def truncation_keep(ks, T, seeds):
 
 
 def truncation_ks(lag):
-    """The truncations tried at a lag: the last step only, and all lag + 1 steps."""
-    return (1, lag + 1)
+    """The truncations tried at a lag: k = 1, 2, 4, ..., the powers of two below the
+    lag + 1 steps, then all lag + 1 of them (the gradient untruncated)."""
+    T = lag + 1
+    return tuple(2 ** j for j in range(T.bit_length()) if 2 ** j < T) + (T,)
 
 
 def compute_truncation(lag=TRUNCATION_LAG, ks=None, models=TRUNCATION_MODELS,
-                       steps=TRUNCATION_STEPS, seeds=SEEDS):
-    """{model name: [[test accuracy per seed] per k]}: each cell trained at `lag` with
-    the gradient truncated at each k, every (k, seed) side by side."""
+                       steps=TRUNCATION_STEPS, seeds=SEEDS, every=TRUNCATION_EVERY):
+    """Each cell trained at `lag` with the gradient truncated at each k, every (k, seed)
+    side by side. Three dicts {model name: [per k]}: the test accuracy per seed, the test
+    loss per seed, and the training-loss curve, [block][seed], the mean over each block
+    of `every` steps."""
     ks = truncation_ks(lag) if ks is None else ks
-    accuracy = {}
+    accuracy, loss, curves = {}, {}, {}
     for cell, bias in models:
         p = recall_init(cell, seeds, bias)
         p = {name: np.concatenate([w] * len(ks)).astype(np.float32) for name, w in p.items()}
         keep = truncation_keep(ks, lag + 1, seeds)
-        run = train_recall(cell, p, lag, list(seeds) * len(ks), steps, keep=keep)
-        accuracy[recall_name(cell, bias)] = [run.accuracy[j * len(seeds):(j + 1) * len(seeds)]
-                                             for j in range(len(ks))]
-    return accuracy
+        run = train_recall(cell, p, lag, list(seeds) * len(ks), steps, keep=keep, losses=True)
+        blocks = np.array(run.losses)[:steps // every * every].reshape(steps // every, every, -1)
+        curve = blocks.mean(axis=1)  # (blocks, M)
+        name, S = recall_name(cell, bias), len(seeds)
+        accuracy[name] = [run.accuracy[j * S:(j + 1) * S] for j in range(len(ks))]
+        loss[name] = [run.loss[j * S:(j + 1) * S] for j in range(len(ks))]
+        curves[name] = [curve[:, j * S:(j + 1) * S].tolist() for j in range(len(ks))]
+    return accuracy, loss, curves
 
 
 CELL_NAMES = {"lstm": "LSTM", "gru": "GRU", "tanh": "plain RNN", "relu": "plain RNN, ReLU"}
@@ -1334,12 +1347,11 @@ def format_clip_table(rows, threshold):
     return format_table(header, body, "rlrrrrr")
 
 
-def format_truncation_table(ks, accuracy, lag):
-    names = list(accuracy)
-    body = [(f"{k}" + (" (all)" if k > lag else ""),
-             *(f"{spread(accuracy[name][j])}, {learned(accuracy[name][j])} of "
-               f"{len(accuracy[name][j])}" for name in names)) for j, k in enumerate(ks)]
-    return format_table(("k", *names), body, "r" * (len(names) + 1))
+def format_truncation_table(ks, accuracy, loss, lag):
+    body = [(name, f"{k}" + (" (all)" if k > lag else ""), spread(loss[name][j]),
+             f"{spread(accuracy[name][j])}, {learned(accuracy[name][j])} of "
+             f"{len(accuracy[name][j])}") for name in accuracy for j, k in enumerate(ks)]
+    return format_table(("model", "k", "test loss", "test accuracy, learned"), body, "lrrr")
 
 
 def format_text_table(names, runs, checkpoints):
@@ -1418,11 +1430,17 @@ class ClipRecord:
 @dataclass
 class TruncationRecord:
     lag: int
+    length: int  # lag + 1 steps: k = length is the gradient untruncated
     ks: list
     models: list
     accuracy: dict  # model -> per k, per seed
     mean_accuracy: dict  # model -> per k
     learned: dict  # model -> per k, seeds at LEARNED or above
+    loss: dict  # model -> per k, per seed: the test loss
+    curves: dict  # model -> per k, [block][seed]: the mean training loss of each block
+    curve_every: int  # steps per block of the curves
+    chance: float  # the accuracy of a guess: 1 / K
+    chance_loss: float  # the loss of a guess, every answer 1 / K: ln K
     seeds: int
     steps: int
     lr: float  # Adam's
@@ -1545,18 +1563,22 @@ def report_truncation(args, out):
     lag = TRUNCATION_LAG if args.lag is None else args.lag
     ks = truncation_ks(lag)
     start = time.process_time()
-    accuracy = compute_truncation(lag, ks)
+    accuracy, loss, curves = compute_truncation(lag, ks)
     seconds = time.process_time() - start
     out.text(f"Chapter 15's recall task at lag {lag} ({lag + 1} steps), its setting (Adam, "
              f"{TRUNCATION_STEPS:,} steps of {RECALL_BATCH}, {len(SEEDS)} seeds), the backward "
-             f"pass truncated to the last k steps: test accuracy, mean (lowest-highest), and "
-             f"the seeds that learned (at least {LEARNED}).")
-    out.table("truncation", format_truncation_table(ks, accuracy, lag))
+             f"pass truncated to the last k steps, k = {', '.join(map(str, ks))}: test loss and "
+             f"accuracy, mean (lowest-highest), and the seeds that learned (at least "
+             f"{LEARNED}). Chance: {1 / K:g}.")
+    out.table("truncation", format_truncation_table(ks, accuracy, loss, lag))
     out.text(f"time: {seconds:.1f} s of CPU")
-    return TruncationRecord(lag, ks, list(accuracy), accuracy,
-                            {m: [float(np.mean(a)) for a in v] for m, v in accuracy.items()},
-                            {m: [learned(a) for a in v] for m, v in accuracy.items()},
-                            len(SEEDS), TRUNCATION_STEPS, ADAM_LR, RECALL_BATCH)
+    return TruncationRecord(
+        lag=lag, length=lag + 1, ks=list(ks), models=list(accuracy), accuracy=accuracy,
+        mean_accuracy={m: [float(np.mean(a)) for a in v] for m, v in accuracy.items()},
+        learned={m: [learned(a) for a in v] for m, v in accuracy.items()},
+        loss=loss, curves=curves, curve_every=TRUNCATION_EVERY, chance=1 / K,
+        chance_loss=math.log(K),
+        seeds=len(SEEDS), steps=TRUNCATION_STEPS, lr=ADAM_LR, batch=RECALL_BATCH)
 
 
 def report_text(args, out):
@@ -1678,7 +1700,7 @@ def add_options(parser):
                         help=f"--clip: the clipping norm (default {CLIP_THRESHOLD:g})")
     parser.add_argument("--lag", metavar="L", type=number(int, 2, 200),
                         help=f"--truncation: the lag, 2 to 200 (default {TRUNCATION_LAG}); k is "
-                             "then 1 and the whole sequence")
+                             "then 1, 2, 4, ... below L + 1, and L + 1, the whole sequence")
     parser.add_argument("--updates", metavar="N", type=number(int, 1, TEXT_MAX_UPDATES),
                         help=f"--text: Adam updates (default {TEXT_UPDATES})")
     parser.add_argument("--steps", metavar="N", type=number(int, 1, INIT_MAX_STEPS),

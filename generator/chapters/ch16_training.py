@@ -9,6 +9,7 @@ import math
 from html import escape
 
 from generator.chapter import Chapter, GeneratorError
+from generator.plotstyle import label_line
 
 CHAPTER = Chapter("ch16-training.md", "training.py", data=("timemachine.txt",))
 
@@ -232,6 +233,19 @@ def clip_norms(ctx):
                               "Dotted: the threshold.")
 
 
+def _ks_phrase(ks):
+    """'1, 2, 4 and 8'."""
+    words = [str(k) for k in ks]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+@CHAPTER.inline
+def truncation_ks(ctx):
+    """The truncations short of the whole sequence, '1, 2, 4 and 8', from the record."""
+    trunc = ctx.record("--truncation")
+    return _ks_phrase([k for k in trunc.ks if k < trunc.length])
+
+
 @CHAPTER.figure
 def truncation(ctx):
     trunc = ctx.record("--truncation")
@@ -247,21 +261,22 @@ def truncation(ctx):
             for x, seeds in zip(xs, trunc.accuracy[name]):
                 ax.scatter([x] * len(seeds), list(seeds), color=colors.fg, s=10, zorder=3,
                            linewidths=0)
-        ax.axhline(0.25, color=colors.muted, linestyle="--", linewidth=1.0)
-        ax.annotate("chance", (len(ks) - 0.5, 0.27), ha="right", color=colors.fg,
-                    fontsize="small")
-        labels = [f"k = {k}" + ("\nall the steps" if k > trunc.lag else
-                                "\nthe query's step" if k == 1 else "") for k in ks]
-        ax.set_xticks(range(len(ks)), labels)
-        ax.set(xlim=(-0.7, len(ks) - 0.3), ylim=(0, 1.05), ylabel="test accuracy")
-        ax.legend(loc="center")
+        ax.axhline(trunc.chance, color=colors.muted, linestyle="--", linewidth=1.0)
+        label_line(ax, colors, f"chance {trunc.chance:g}", y=trunc.chance)
+        ax.set_xticks(range(len(ks)), [f"{k} (all)" if k == trunc.length else str(k)
+                                       for k in ks])
+        ax.set(xlim=(-0.7, len(ks) + 0.4), ylim=(0, 1.05), ylabel="test accuracy",
+               xlabel="k, the last steps the backward pass visits")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(trunc.models))
 
+    counts = "; ".join(f"{name}: {', '.join(map(str, trunc.learned[name]))}"
+                       for name in trunc.models)
     return ctx.figure(draw, alt=f"Bars of test accuracy at lag {trunc.lag} for the backward "
-                                "pass over the query's step only and over all the steps: the "
-                                "LSTM with forget bias 2 near 1 in both, the GRU at chance with "
-                                "the query's step only and at 1 with all the steps",
+                                f"pass over the last k steps, k = {_ks_phrase(ks)} (all the "
+                                "steps), each seed a dot. Seeds of "
+                                f"{trunc.seeds} that learned, k by k: {counts}",
                       caption=f"Lag {trunc.lag}. Bars: mean over the seeds; dots: each seed. "
-                              "Dashed: chance.")
+                              "Dashed: chance, a guess.")
 
 
 @CHAPTER.figure
@@ -431,4 +446,62 @@ def clip_widget(ctx):
         "runs": runs,
         "threshold": default,
         "every": CLIP_EVERY,
+    })
+
+
+TRUNCATION_DIGITS = 3  # the truncation widget's curves: three significant digits, a drawing
+
+
+@CHAPTER.widget
+def truncation_widget(ctx):
+    """Truncation moved by hand (docs/assets/widgets/truncation.js): for each model and
+    each k of the grid, the row of `training.py --truncation` as the script prints it,
+    with each seed's training-loss curve (the mean of each block of curve_every steps) and
+    test accuracy and loss, all from the build's one run."""
+    run, trunc = ctx.run("--truncation"), ctx.record("--truncation")
+    lines = run.tables["truncation"].splitlines()
+    header, *printed = [[c.strip() for c in line.strip().strip("|").split("|")]
+                        for line in lines[:1] + lines[2:]]
+    plain = trunc.plain()
+    models, ks = plain["models"], plain["ks"]
+    rows = [{"model": name, "k": k, "accuracy": plain["accuracy"][name][j],
+             "loss": plain["loss"][name][j],
+             "curve": [[float(f"{v:.{TRUNCATION_DIGITS}g}") for v in block]
+                       for block in plain["curves"][name][j]]}
+            for name in models for j, k in enumerate(ks)]
+    if len(printed) != len(rows) or any(
+            cells[0] != r["model"] or cells[1].split()[0] != str(r["k"])
+            for cells, r in zip(printed, rows)):
+        raise GeneratorError("generator/chapters/ch16_training.py: truncation_widget: the "
+                             "rows of `training.py --truncation` are no longer one per model "
+                             "and k, model by model, in the record's order")
+    for cells, r in zip(printed, rows):
+        r["printed"] = cells
+    drawn = [v for r in rows for block in r["curve"] for v in block]
+    top = 10.0 ** math.floor(math.log10(max(drawn)))  # 1, 2 or 5 times it: just above the lines
+    ylim = [10.0 ** math.floor(math.log10(min(drawn))),
+            next(m * top for m in (1, 2, 5, 10) if m * top >= max(drawn))]
+    return ctx.widget("truncation", {
+        "title": "Truncation by hand: choose the model and how far back the gradient goes",
+        "caption": (
+            f"<code>python3 training.py --truncation</code> trains each model at lag "
+            f"{trunc.lag} with the backward pass cut after the last k of its "
+            f"{trunc.length} steps, every k and seed side by side, for {trunc.steps:,} "
+            f"steps. The lines are each seed's training loss, the mean over each block of "
+            f"{trunc.curve_every} steps; dotted, chance: the loss of a guess, every symbol as likely. The row and the seeds' "
+            "numbers are the script's."),
+        "command": run.command,
+        "header": header,
+        "models": [{"name": name, "html": escape(name).replace("b_f=", "<i>b</i><sub>f</sub> = ")}
+                   for name in models],
+        "ks": ks,
+        "length": trunc.length,
+        "rows": rows,
+        "model": 0,
+        "k": 0,
+        "every": trunc.curve_every,
+        "steps": trunc.steps,
+        "ylim": ylim,
+        "chance": trunc.chance,
+        "chance_loss": trunc.chance_loss,
     })
