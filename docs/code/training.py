@@ -1481,6 +1481,7 @@ class InitRecord:
     seconds: float
     lr: float  # Adam's
     seeds: int
+    chance: float  # the accuracy of a guess: 1 / K
 
 
 @dataclass
@@ -1629,7 +1630,7 @@ def report_init(args, out):
     factor_trained = {m: [float(np.median(by[m, lag].factor_trained)) for lag in lags]
                       for m in models}
     return InitRecord(list(lags), models, steps, runs, mean, count, factor_init, factor_trained,
-                      seconds, ADAM_LR, len(SEEDS))
+                      seconds, ADAM_LR, len(SEEDS), chance=1 / K)
 
 
 def report_adding(args, out):

@@ -295,8 +295,8 @@ def init(ctx):
                 k = len(seeds[name, lag])
                 ax.scatter([x + (i - (k - 1) / 2) * width * 0.2 for i in range(k)],
                            seeds[name, lag], color=colors.fg, s=12, zorder=3, linewidths=0)
-        ax.axhline(0.25, color=colors.muted, linestyle="--", linewidth=1.0)
-        ax.annotate("chance", (-0.58, 0.27), ha="left", color=colors.fg, fontsize="small")
+        ax.axhline(rec.chance, color=colors.muted, linestyle="--", linewidth=1.0)
+        label_line(ax, colors, f"chance {rec.chance:g}", y=rec.chance, end="left")
         ax.set_xticks(range(len(lags)), [f"lag {lag}" for lag in lags])
         ax.set(xlim=(-0.6, len(lags) - 0.4), ylim=(0, 1.05), ylabel="test accuracy")
         ax.legend(loc="upper right")
