@@ -438,7 +438,9 @@ def test_a_huge_paste_into_the_prompt_is_cut_before_any_work(tmp_path, browser):
     data = {"title": "t", "caption": "c", "model": {"url": "missing.json", "bytes": 1},
             "prefix": "it has", "max_length": 200,
             "temperature": {"values": [0.5, 1.0], "index": 0},
-            "length": {"values": [20, 40], "index": 0}, "seed": 0, "top": 5}
+            "length": {"values": [20, 40], "index": 0}, "seed": 0, "top": 5,
+            "vocab": [" ", "<unk>", *"abcdefghijklmnopqrstuvwxyz"],
+            "greedy": "it has" + " the time" * 2 + "xx", "chapter": "the chapter's GRU"}
     (tmp_path / "data.json").write_text(json.dumps(data))
     (tmp_path / "index.html").write_text(
         '<!doctype html><div class="rw-widget" data-widget="textgen" data-src="data.json">'
