@@ -283,6 +283,21 @@ def test_no_page_holds_a_bare_tag_that_swallows_the_rest(site, path):
                        + "\n  ".join(found))
 
 
+def unnamed_columns(path):
+    """The tables of a page's content with a header cell left empty: the cells under it
+    have no header for a screen reader to say (axe's td-has-header, in Lighthouse)."""
+    content = BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
+    return [[th.get_text(" ", strip=True)[:30] for th in table.select("thead th")]
+            for table in content.select(".md-content table")
+            if any(not th.get_text(strip=True) for th in table.select("thead th"))]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=file_ids(PAGES))
+def test_every_table_column_has_a_header(site, path):
+    found = unnamed_columns(path)
+    assert not found, f"{path.relative_to(site)}: tables with an empty header cell: {found}"
+
+
 @pytest.mark.parametrize("path", STYLESHEETS, ids=file_ids(STYLESHEETS))
 def test_stylesheets_load_nothing_from_other_hosts(site, path):
     problems = css_problems(path)

@@ -1393,7 +1393,7 @@ def format_adding_setting(T, budget, name):
         ("gradient", "truncated: through the cells only", "full"),
         ("runs", "an average over trials", f"{len(ADDING_SEEDS)} seeds, at most {budget:,}"),
     ]
-    return format_table(("", "Hochreiter and Schmidhuber (1997)", "here"), rows, "lll")
+    return format_table(("compared", "Hochreiter and Schmidhuber (1997)", "here"), rows, "lll")
 
 
 # ----------------------------------------------------------------------- the reports, one per flag
