@@ -1,13 +1,14 @@
-"""Lighthouse's mobile performance of the built site, served with gzip, page by page.
+"""Lighthouse's mobile performance and accessibility of the built site, gzip-served, by page.
 
     .venv/bin/python benchmarks/lighthouse.py                      (after make build)
     .venv/bin/python benchmarks/lighthouse.py --runs 5 --site before=/tmp/old/site --site after=site
 
 Serves each site folder at its published base path (/rnn-explainer/, from site_url)
 from 127.0.0.1, compressing text with gzip as a web server does (GitHub Pages does),
-runs Lighthouse's performance category on every chapter (mobile, its default simulated
-throttling) and prints, per page and site, the median score (lowest to highest) and
-what makes it: total blocking time, largest contentful paint, first contentful paint,
+runs Lighthouse's performance and accessibility categories on every chapter (mobile, its
+default simulated throttling) and prints, per page and site, the median performance score
+(lowest to highest), the accessibility score (and, under the table, the audits that
+failed in any run), and what makes the performance: total blocking time, largest contentful paint, first contentful paint,
 speed index, layout shift, and the DOM's size. With several sites their rows stand side
 by side, measured in turn run by run, so that the machine's load falls on all alike.
 
@@ -44,6 +45,7 @@ COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".py", ".
 FLAGS = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run " \
         "--disable-background-networking --disable-component-update --disable-sync"
 METRICS = [("score", "score", "{:.0f}"),
+           ("accessibility", "a11y", "{:.0f}"),
            ("total-blocking-time", "TBT ms", "{:.0f}"),
            ("largest-contentful-paint", "LCP s", "{:.1f}"),
            ("first-contentful-paint", "FCP s", "{:.1f}"),
@@ -88,11 +90,11 @@ def serve(site, base):
 
 
 def lighthouse(binary, url, chrome):
-    """Lighthouse's JSON report of one URL, performance only, mobile."""
+    """Lighthouse's JSON report of one URL, performance and accessibility, mobile."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         result = subprocess.run(
-            [*binary, url, "--only-categories=performance", "--output=json",
+            [*binary, url, "--only-categories=performance,accessibility", "--output=json",
              f"--output-path={out}", f"--chrome-flags={FLAGS}", "--quiet"],
             env={**os.environ, "CHROME_PATH": chrome}, capture_output=True, text=True,
             timeout=300)
@@ -108,8 +110,12 @@ def version(binary):
 
 def figures(report):
     audits = report["audits"]
-    values = {"score": report["categories"]["performance"]["score"] * 100}
-    for key, _, _ in METRICS[1:-1]:
+    accessibility = report["categories"]["accessibility"]
+    values = {"score": report["categories"]["performance"]["score"] * 100,
+              "accessibility": accessibility["score"] * 100,
+              "failing": [ref["id"] for ref in accessibility["auditRefs"]
+                          if audits[ref["id"]].get("score") == 0]}
+    for key, _, _ in METRICS[2:-1]:
         value = audits[key]["numericValue"]
         values[key] = value / 1000 if key.endswith("paint") or key == "speed-index" else value
     return values
@@ -199,7 +205,8 @@ def main(argv=None):
         for server, root, _ in servers:
             server.shutdown()
             shutil.rmtree(root, ignore_errors=True)
-    print(f"Lighthouse {version(binary)} mobile performance, gzip-served, median of "
+    print(f"Lighthouse {version(binary)} mobile performance (score) and accessibility "
+          f"(a11y), gzip-served, median of "
           f"{args.runs} run{'s' if args.runs > 1 else ''} (load average "
           f"{os.getloadavg()[0]:.1f} at the end)")
     head = ["page", "site"] + [label for _, label, _ in METRICS]
@@ -216,6 +223,12 @@ def main(argv=None):
                     cell += f" ({min(r[key] for r in runs):.0f}-{max(r[key] for r in runs):.0f})"
                 row.append(cell)
             print("| " + " | ".join(row) + " |")
+    failing = {(page or "(home)", name): sorted({key for r in results[(page, site)]
+                                                  for key in r["failing"]})
+               for page in pages for name, site in zip(names, sites)}
+    for (page, name), keys in failing.items():
+        if keys:
+            print(f"{page} ({name}): accessibility audits failed: {', '.join(keys)}")
     return 0
 
 
