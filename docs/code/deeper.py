@@ -1509,10 +1509,10 @@ def report_exposure(args, out):
     fed_own = [test_seq2seq(model, n) for n in lengths]
     forced, free = ([t[1][:S].tolist() for t in tested] for tested in (fed_truth, fed_own))
     at = lengths.index(EXPOSURE_LENGTH)
-    out.text(f"Teacher forcing: in training the decoder reads the true previous symbol; at test "
-             f"time it reads its own. The models without attention of --reverse, on its test "
-             f"strings, decoded both ways: the share of the symbols right, mean "
-             f"(lowest-highest) over the seeds.")
+    out.text("Teacher forcing: in training the decoder reads the true previous symbol; at test "
+             "time it reads its own. The models without attention of --reverse, on its test "
+             "strings, decoded both ways: the share of the symbols right, mean "
+             "(lowest-highest) over the seeds.")
     out.table("exposure", format_exposure_table(lengths, forced, free))
     f_at, o_at = float(np.mean(forced[at])), float(np.mean(free[at]))
     strings = [[t[0][:S].tolist() for t in tested] for tested in (fed_truth, fed_own)]

@@ -41,8 +41,7 @@ import re
 import sys
 import textwrap
 import time
-from dataclasses import dataclass, field
-from typing import List
+from dataclasses import dataclass
 
 if __name__ == "__main__":  # as a script: one BLAS thread (must be set before numpy loads)
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -1029,7 +1029,6 @@ def compute_text(updates=TEXT_UPDATES, settings=TEXT_SETTINGS, seeds=TEXT_SEEDS)
     M = len(settings) * S
     p = recall_init("lstm", [100 + s for s in seeds], 0.0, n, len(TEXT_VOCAB), len(TEXT_VOCAB))
     p = {name: np.concatenate([w] * len(settings)).astype(np.float32) for name, w in p.items()}
-    reset = np.repeat([part == "random" for part, _ in settings], S)  # (M,)
     rngs = [np.random.default_rng([40, s]) for s in seeds]
     keep_rng = np.random.default_rng([41])
     batches = [TextBatches(train, rng, T, B) for rng in rngs]
