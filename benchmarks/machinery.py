@@ -4,10 +4,11 @@
 
 Machinery is what only the site needs, counted by the script's own top-level
 definitions (read with ast, never run): the harness block, the records the reports
-return (classes named *Record), the formatters and reports (format_*, report_*,
+return (classes named *Record or *Report), the formatters and reports (format_*, report_*,
 print_*), and the command line (REPORTS, DEFAULT, OPTIONS, add_options, parse_args,
 main, the __main__ guard). The rest, the module docstring, the model, the data, the
 training and the pure functions that compute what a report prints, is the model's.
+(rnn.py and gated.py name their records *Report: counted as records too.)
 Blank lines and comments between definitions go with the definition that follows.
 """
 
@@ -30,7 +31,7 @@ def is_machinery(node):
         names = [t.id for t in targets if isinstance(t, ast.Name)]
     elif isinstance(node, ast.If):  # if __name__ == "__main__":
         return "__main__" in ast.unparse(node.test)
-    return any(n.endswith("Record") or n.startswith(("format_", "report_", "print_"))
+    return any(n.endswith(("Record", "Report")) or n.startswith(("format_", "report_", "print_"))
                or n in COMMAND_LINE for n in names)
 
 
