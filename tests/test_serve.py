@@ -80,17 +80,6 @@ def clip_threshold_shown(html):
     return found.group(1) if found else None
 
 
-def test_a_script_edit_under_serve_reaches_the_page(served):
-    copy, base, _ = served
-    assert clip_threshold_shown(fetch(base + "ch12-rnn/")) == "5"
-    edit(copy / "docs" / "code" / "rnn.py", "CLIP_THRESHOLD = 5.0", "CLIP_THRESHOLD = 2.5")
-    wait_for(lambda: clip_threshold_shown(fetch(base + "ch12-rnn/")) == "2.5", 60,
-             "the page showing the new threshold")
-    html = fetch(base + "ch12-rnn/")
-    assert ">2.5000</td>" in html  # the table, not only the caption
-    assert "CLIP_THRESHOLD = 2.5" in fetch(base + "code/rnn.py")
-
-
 def test_an_error_under_serve_says_why_and_recovers_after_the_fix(served):
     """A failing rebuild prints the generator's one-line message; MkDocs then holds the
     page back (it "appears stuck", as mkdocs serve does) until the next good build."""
@@ -141,33 +130,55 @@ def building(base):
     return None if text is None else json.loads(text)["building"]
 
 
-def touch_script(copy, name, note):
-    path = copy / "docs" / "code" / name
-    path.write_text(path.read_text("utf-8") + f"# {note}\n", "utf-8")
-
-
-def test_serve_says_while_it_rebuilds_and_when_it_is_done(served):
-    """Issue 27, edge 10: a script's edit recomputes its chapter (seconds to minutes), and
-    MkDocs holds every page until then; __building answers at once, and every page carries
-    the script that shows it."""
+@pytest.fixture(scope="module")
+def script_edit(served, browser):
+    """One edit of rnn.py under serve, watched from an open page and from __building: the
+    page before, the build under way, the notice on the open page, the build done, the page
+    after. (A script's edit recomputes its chapter, about 30 s here: three tests read this
+    one rebuild instead of making three.)"""
     copy, base, _ = served
-    assert building(base) is False
-    html = fetch(base + "ch12-rnn/")
-    assert "__building" in html and "rw-rebuilding" in html
-    touch_script(copy, "rnn.py", "an edit while serving")
-    wait_for(lambda: building(base) is True, 30, "__building saying a build is under way")
+    seen = {"before": fetch(base + "ch12-rnn/"), "building_before": building(base)}
+    with open_page(browser, base + "ch12-rnn/") as page:
+        seen["notice_before"] = page.locator(".rw-rebuilding").count()
+        edit(copy / "docs" / "code" / "rnn.py", "CLIP_THRESHOLD = 5.0", "CLIP_THRESHOLD = 2.5")
+        seen["building_during"] = wait_for(lambda: building(base) is True, 30,
+                                           "__building saying a build is under way")
+        notice = page.locator("p.rw-rebuilding[role=status]")
+        notice.wait_for(state="visible", timeout=30_000)
+        seen["notice"] = notice.inner_text()
+        notice.wait_for(state="detached", timeout=180_000)  # the build done, the page reloaded
+        page.wait_for_load_state("load")
+        seen["reloaded"] = (page.url, page.locator("h1").count(),
+                            clip_threshold_shown(page.content()))
     wait_for(lambda: building(base) is False, 180, "__building saying the build is done")
-    assert fetch(base + "ch12-rnn/")
+    seen["after"] = fetch(base + "ch12-rnn/")
+    seen["script"] = fetch(base + "code/rnn.py")
+    return seen
 
 
 @pytest.mark.browser
-def test_an_open_page_shows_the_rebuild_and_then_reloads(served, browser):
-    copy, base, _ = served
-    with open_page(browser, base + "ch12-rnn/") as page:
-        assert page.locator(".rw-rebuilding").count() == 0
-        touch_script(copy, "rnn.py", "another edit while serving")
-        notice = page.locator("p.rw-rebuilding[role=status]")
-        notice.wait_for(state="visible", timeout=30_000)
-        assert "Rebuilding the site" in notice.inner_text()
-        notice.wait_for(state="detached", timeout=180_000)  # the build done, the page reloaded
-        assert "ch12-rnn" in page.url and page.locator("h1").count() == 1
+def test_a_script_edit_under_serve_reaches_the_page(script_edit):
+    assert clip_threshold_shown(script_edit["before"]) == "5"
+    assert clip_threshold_shown(script_edit["after"]) == "2.5"
+    assert ">2.5000</td>" in script_edit["after"]  # the table, not only the caption
+    assert "CLIP_THRESHOLD = 2.5" in script_edit["script"]
+
+
+@pytest.mark.browser
+def test_serve_says_while_it_rebuilds_and_when_it_is_done(script_edit):
+    """Issue 27, edge 10: a script's edit recomputes its chapter (seconds to minutes), and
+    MkDocs holds every page until then; __building answers at once, and every page carries
+    the script that shows it."""
+    assert script_edit["building_before"] is False
+    assert "__building" in script_edit["before"] and "rw-rebuilding" in script_edit["before"]
+    assert script_edit["building_during"] is True
+    assert script_edit["after"]  # and __building said False once it was done (the fixture)
+
+
+@pytest.mark.browser
+def test_an_open_page_shows_the_rebuild_and_then_reloads(script_edit):
+    assert script_edit["notice_before"] == 0
+    assert "Rebuilding the site" in script_edit["notice"]
+    url, headings, threshold = script_edit["reloaded"]
+    assert "ch12-rnn" in url and headings == 1
+    assert threshold == "2.5"  # the reloaded page is the new one
