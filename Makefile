@@ -40,9 +40,11 @@ $(AXE): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# `make test` runs the tests on two workers (pytest-xdist; TEST_WORKERS=0 for one process):
-# tests that share a costly fixture stay on one worker (conftest.TOGETHER).
-TEST_WORKERS ?= 2
+# `make test` runs the tests on three workers (pytest-xdist; TEST_WORKERS=0 for one process):
+# tests that share a costly fixture stay on one worker (conftest.TOGETHER). Three on two
+# cores, because a worker often waits (on a page's network going quiet, a browser, a
+# build in a subprocess) and a third uses the core it leaves idle (README: the times).
+TEST_WORKERS ?= 3
 
 test: build $(AXE) ## Build, then run every test (browser tests need /usr/bin/chromium, axe-core needs npm)
 	$(PY) -m pytest -n $(TEST_WORKERS)

@@ -98,9 +98,9 @@ def run_loaded(name, code, timeout=300):
 # run alone: each command once per session.
 # The notebooks of the chapters the selected tests need start in the background when the
 # session starts, the costliest first, one at a time, while the other tests run. Under
-# pytest-xdist (`make test` runs two workers) each notebook runs once for the session: the
+# pytest-xdist (`make test` runs three workers) each notebook runs once for the session: the
 # worker that claims it first runs it and leaves what it printed in SHARED_RUNS, where the
-# other worker reads it (claim_notebook, shared_notebook_run).
+# other workers read it (claim_notebook, shared_notebook_run).
 
 _outputs = {}  # command -> what it printed
 _notebook_runs = {}  # script -> {command: printed text} of its notebook's fresh run

@@ -1,4 +1,4 @@
-"""The suite's own machinery for two workers (tests/conftest.py, tests/helpers.py): the
+"""The suite's own machinery for several workers (tests/conftest.py, tests/helpers.py): the
 modules that share a costly fixture stay together, and a notebook runs once per session
 whichever worker reaches it first."""
 
