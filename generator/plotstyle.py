@@ -271,7 +271,8 @@ def _labels(fig):
 def layout_problems(fig, tight=False):
     """What a reader could not read in a laid-out figure, in words: two labels (tick
     labels, axis titles, panel titles, legends, line labels) that overlap, stand on one line of
-    reading less than GAP_ON_ONE_LINE apart or are otherwise less than GAP apart, and a
+    reading less than GAP_ON_ONE_LINE apart or are otherwise less than GAP apart, a
+    reference line's label or a legend over a bar or a point, and a
     label that leaves the figure, where saving would cut it off (tight: the phone
     variant is saved to its tight bounding box, which grows to hold what reaches above
     or below the figure; only at the sides, where it would make the picture wider and
@@ -293,11 +294,43 @@ def layout_problems(fig, tight=False):
             elif max(apart_x, apart_y) < GAP:
                 problems.append(f"{name_a} and {name_b} touch ({max(apart_x, apart_y):.0f} "
                                 "px apart)")
+    problems += _labels_over_data(fig)
     width, height = fig.bbox.width, fig.bbox.height
     for name, box, _ in labels:
         if (box.x0 < -0.5 or box.x1 > width + 0.5
                 or (not tight and (box.y0 < -0.5 or box.y1 > height + 0.5))):
             problems.append(f"{name} leaves the figure")
+    return problems
+
+
+def _labels_over_data(fig):
+    """A reference line's label (label_line) over a bar or a point, or a legend inside the
+    axes over one: its halo or box hides the bar's top or the point, and a reader cannot
+    tell where it is (chapter 16's chance label and legend did)."""
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import Bbox
+
+    problems = []
+    for n, ax in enumerate(fig.axes, start=1):
+        panel = f"panel {n}" if len(fig.axes) > 1 else "the axes"
+        inside = ax.bbox  # what is drawn: a bar from 0 on a log axis reaches to -inf
+        bars = [Bbox.intersection(p.get_window_extent(), inside) for p in ax.patches
+                if isinstance(p, Rectangle) and p.get_visible() and p.get_height() != 0]
+        bars = [bar for bar in bars if bar is not None]
+        points = [xy for c in ax.collections if c.get_visible() and len(c.get_offsets())
+                  for xy in c.get_offset_transform().transform(c.get_offsets())
+                  if inside.contains(*xy)]
+        covers = [(f"line label {t.get_text()!r}", t) for t in ax.texts
+                  if t.get_gid() == LINE_LABEL and t.get_visible()]
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            covers.append(("legend", legend))
+        for name, artist in covers:
+            box = artist.get_window_extent()
+            if any(box.overlaps(bar) for bar in bars):
+                problems.append(f"{panel}'s {name} covers a bar")
+            elif any(box.contains(x, y) for x, y in points):
+                problems.append(f"{panel}'s {name} covers a point")
     return problems
 
 

@@ -187,3 +187,37 @@ def test_a_figure_with_line_labels_renders_to_the_same_bytes_twice():
         plotstyle.label_line(ax, colors, "chance 0.25", y=0.25)
         ax.legend(loc="upper left")
     assert plotstyle.render(draw) == plotstyle.render(draw)
+
+
+def test_a_line_label_over_a_bar_is_named():
+    """The chance label at the right end of its line, with a bar under that end (chapter
+    16's truncation plot on a phone did this); the same plot with room right of the last
+    bar passes."""
+    def plot(right):
+        def draw(ax):
+            ax.bar([0, 1, 2], [0.9, 0.3, 1.0], 0.6)
+            ax.axhline(0.25, linestyle="--")
+            plotstyle.label_line(ax, COLORS, "chance 0.25", y=0.25)
+            ax.set(xlim=(-0.5, right), ylim=(0, 1.05))
+        return laid_out(draw, size=(3.0, 2.4))
+    assert any("line label 'chance 0.25' covers a bar" in p for p in plot(2.4)), plot(2.4)
+    assert plot(4.0) == []
+
+
+def test_a_legend_over_a_bar_or_a_point_is_named():
+    """A legend inside the axes, upper right, over a bar that reaches the top (chapter
+    16's initialisation plot did this on the desktop), and over a point; above the axes
+    it passes."""
+    def plot(what, inside):
+        def draw(ax):
+            if what == "bar":
+                ax.bar([0, 1, 2], [0.3, 0.5, 1.0], 0.6, label="a bar")
+            else:
+                ax.scatter([0, 1, 2], [0.3, 0.5, 1.0], label="a point")
+            ax.set(xlim=(-0.5, 2.5), ylim=(0, 1.05))
+            ax.legend(**(dict(loc="upper right") if inside else
+                         dict(loc="lower center", bbox_to_anchor=(0.5, 1.0))))
+        return laid_out(draw, size=(3.0, 2.4))
+    assert any("legend covers a bar" in p for p in plot("bar", True)), plot("bar", True)
+    assert any("legend covers a point" in p for p in plot("point", True)), plot("point", True)
+    assert plot("bar", False) == [] and plot("point", False) == []

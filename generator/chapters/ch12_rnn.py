@@ -88,7 +88,8 @@ def clip(ctx):
         ax.bar([s + width / 2 for s in steps], [r.after for r in clipping.rows], width,
                label="norm of g after", color=colors.series[0], hatch="//", edgecolor=colors.bg)
         ax.axhline(clipping.threshold, color=colors.muted, linestyle="--", linewidth=1.2)
-        label_line(ax, colors, f"threshold {clipping.threshold:g}", y=clipping.threshold)
+        label_line(ax, colors, f"threshold {clipping.threshold:g}", y=clipping.threshold,
+                   end="left")  # the small first steps leave room there; the last bars do not
         ax.set_yscale("log")
         ax.set_xticks(steps)
         ax.set(xlabel="step", ylabel="gradient norm")

@@ -265,7 +265,8 @@ def truncation(ctx):
         label_line(ax, colors, f"chance {trunc.chance:g}", y=trunc.chance)
         ax.set_xticks(range(len(ks)), [f"{k} (all)" if k == trunc.length else str(k)
                                        for k in ks])
-        ax.set(xlim=(-0.7, len(ks) + 0.4), ylim=(0, 1.05), ylabel="test accuracy",
+        # room right of the last bars for the chance label (on a phone it covered them)
+        ax.set(xlim=(-0.7, len(ks) + 0.9), ylim=(0, 1.05), ylabel="test accuracy",
                xlabel="k, the last steps the backward pass visits")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(trunc.models))
 
@@ -298,8 +299,10 @@ def init(ctx):
         ax.axhline(rec.chance, color=colors.muted, linestyle="--", linewidth=1.0)
         label_line(ax, colors, f"chance {rec.chance:g}", y=rec.chance, end="left")
         ax.set_xticks(range(len(lags)), [f"lag {lag}" for lag in lags])
-        ax.set(xlim=(-0.6, len(lags) - 0.4), ylim=(0, 1.05), ylabel="test accuracy")
-        ax.legend(loc="upper right")
+        # room left of the first bars for the chance label (it hid a bar's dots before)
+        ax.set(xlim=(-1.05, len(lags) - 0.4), ylim=(0, 1.05), ylabel="test accuracy")
+        # the legend above the axes: inside, it covered a bar and its dots
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(models))
 
     shown = " and ".join(str(lag) for lag in lags)
     return ctx.figure(draw, alt=(
