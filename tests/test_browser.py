@@ -202,11 +202,10 @@ def load(browser, server, page_path, theme):
         page.evaluate(REVEAL_JS)  # collapsed blocks (a script's listing) are checked too
         other = OTHER[theme]
         page.evaluate(SCROLL_TO_IMAGES_JS, other)
-        try:
+        try:  # (not a second wait for networkidle: reached once, it returns at once)
             page.wait_for_function(IMAGES_DONE_JS, arg=other, timeout=30_000)
         except PlaywrightTimeout:  # the image check reports which ones did not load
             pass
-        page.wait_for_load_state("networkidle")
         data = page.evaluate(COLLECT_JS)
         visit.scheme, visit.images = data["scheme"], data["images"]
         visit.maths, visit.text = data["maths"], data["text"]
@@ -495,7 +494,6 @@ def phone_visits(browser, server):
                     page.wait_for_function(IMAGES_DONE_JS, arg=OTHER[theme], timeout=30_000)
                 except PlaywrightTimeout:  # the test says which plot did not come
                     pass
-                page.wait_for_load_state("networkidle")
                 seen = page.evaluate(PHONE_JS)
                 assert page.evaluate(TRIM_LISTINGS_JS) == [], "cutting a listing lost a token class"
                 seen["axe"] = violations(run_axe(page))

@@ -42,6 +42,13 @@ SCROLL_THROUGH_JS = """async () => {
 }"""
 
 
+# Every widget of the page mounted (kit.js sets data-state="ready"); true on a page with
+# none. (What a scroll through starts, waited for: wait_for_load_state("networkidle")
+# after the page's first load returns at once, the state being reached already.)
+WIDGETS_READY = ("[...document.querySelectorAll('.rw-widget')]"
+                 ".every((h) => h.dataset.state === 'ready')")
+
+
 def pdf_pages(pdf):
     return len(re.findall(rb"/Type\s*/Page\b", pdf))
 
@@ -61,7 +68,7 @@ def test_a_chapter_read_through_prints_as_if_nothing_were_skipped(browser, serve
             if style:
                 page.add_style_tag(content=style)
             page.evaluate(SCROLL_THROUGH_JS)
-            page.wait_for_load_state("networkidle")
+            page.wait_for_function(WIDGETS_READY, timeout=15_000)
             started = page.evaluate("[...document.querySelectorAll('.rw-widget')]"
                                     ".map((h) => h.dataset.state)")
             assert started and all(s == "ready" for s in started), started
@@ -94,7 +101,7 @@ def test_paper_lays_out_every_block_hides_the_widgets_and_fits_the_tables(browse
     context, page = open_page(browser, server, page_path, viewport=A4)
     try:
         page.evaluate(SCROLL_THROUGH_JS)  # the widgets started, as a reader left them
-        page.wait_for_load_state("networkidle")
+        page.wait_for_function(WIDGETS_READY, timeout=15_000)
         page.emulate_media(media="print")
         page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
         seen = page.evaluate(PRINTED_JS)
@@ -218,8 +225,7 @@ def test_on_a_phone_no_chart_cuts_a_tick_label(browser, server, page_path):
     context, page = open_page(browser, server, page_path, **PHONE)
     try:
         page.evaluate(SCROLL_THROUGH_JS)
-        page.wait_for_function("[...document.querySelectorAll('.rw-widget')].every("
-                               "(h) => h.dataset.state === 'ready')", timeout=15_000)
+        page.wait_for_function(WIDGETS_READY, timeout=15_000)
         ticks = page.evaluate(TICKS_JS)
     finally:
         context.close()
