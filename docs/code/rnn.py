@@ -336,7 +336,8 @@ def rnn_states(U_m, W_m, X, h_0):
 
 
 def compute_measured_jacobians(radius, input_scale=MEASURE_INPUT_SCALE, **kw):
-    """||dh_t/dh_0|| (spectral norm) for t = 1..T, and the mean tanh' along the way.
+    """||dh_t/dh_0|| (spectral norm) for t = 1..T, the mean tanh' along the way, and the
+    measured factor per step.
 
     dh_t/dh_0 = diag(1 - h_t^2) U ... diag(1 - h_1^2) U: one Jacobian per step.
     """
