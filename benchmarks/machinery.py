@@ -8,7 +8,7 @@ return (classes named *Record or *Report), the formatters and reports (format_*,
 print_*), and the command line (REPORTS, DEFAULT, OPTIONS, add_options, parse_args,
 main, the __main__ guard). The rest, the module docstring, the model, the data, the
 training and the pure functions that compute what a report prints, is the model's.
-(rnn.py and gated.py name their records *Report: counted as records too.)
+(recurrence.py names three of its records *Report: counted as records too.)
 Blank lines and comments between definitions go with the definition that follows.
 """
 

@@ -63,7 +63,7 @@ def table_numbers(v):
 
 
 ALL = {
-    "rnn": lambda: diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll()]),
+    "rnn": lambda: diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll().steps]),
     "lstm": lambda: diagrams.lstm_cell(lstm_values()),
     "lstm-symbolic": lambda: diagrams.lstm_cell(),
     "gru": lambda: diagrams.gru_cell(gru_values(), convention="chung"),
@@ -130,7 +130,8 @@ def test_ids_unique_with_several_diagrams_on_a_page():
         diagrams.lstm_cell(lstm_values(), id_prefix="lstm-b"),
         diagrams.gru_cell(gru_values(), id_prefix="gru-a"),
         diagrams.gru_cell(letters="upper", id_prefix="gru-b"),
-        diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll()], id_prefix="rnn-a"),
+        diagrams.rnn_unrolled([asdict(step) for step in rnn.compute_unroll().steps],
+                              id_prefix="rnn-a"),
     ])
     ids = re.findall(r'\sid="([^"]+)"', page)
     assert len(ids) == 5 * 5 and len(set(ids)) == len(ids)  # figure, title, desc, 2 markers
@@ -239,7 +240,7 @@ def test_chapter_13_draws_the_gru_in_the_convention_of_its_numbers():
 
 
 def test_rnn_shows_every_state_and_embedding():
-    steps = [asdict(step) for step in rnn.compute_unroll()]
+    steps = [asdict(step) for step in rnn.compute_unroll().steps]
     figure = diagrams.rnn_unrolled(steps)
     shown = chips(svg_of(figure))
     assert shown["h0"][1] == ["+0.0000", "+0.0000"]
@@ -334,7 +335,7 @@ def laid_out(browser):
     from helpers import FONT
 
     body = "\n".join(mathml.convert_page(make()) for make in (
-        lambda: diagrams.rnn_unrolled([asdict(s) for s in rnn.compute_unroll()]),
+        lambda: diagrams.rnn_unrolled([asdict(s) for s in rnn.compute_unroll().steps]),
         lambda: diagrams.lstm_cell(id_prefix="lstm-symbols"),
         lambda: diagrams.lstm_cell(lstm_values(), id_prefix="lstm-step"),
         lambda: diagrams.gru_cell(gru_values(), id_prefix="gru-step"),

@@ -58,8 +58,8 @@ def test_unroll_matches_the_spec_by_hand():
         assert prediction[t - 1][2:5] == [f"{q:.4f}" for q in p]
         assert prediction[t - 1][5] == ["the", "dog", "ran"][p.index(max(p))]
         if t == 1:  # the values the page quotes in prose
-            assert record.a_1 == pytest.approx(a, abs=1e-15)
-            assert record.h_1 == pytest.approx(h, abs=1e-15)
+            assert record.steps[0].a == pytest.approx(a, abs=1e-15)
+            assert record.steps[0].h == pytest.approx(h, abs=1e-15)
     assert "(+0.4100, -0.0500)" in tables["unroll"] and "0.4173" in tables["prediction"]
 
 

@@ -95,7 +95,7 @@ def sigmoid(z):
 
 
 # ---------------------------------------------------------------------------
-# Step 1: the gradient highway
+# Step 1: the gradient highway (--highway)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -106,14 +106,8 @@ class Highway:
     values: List[List[float]]  # values[i][j] = factors[j] ** distances[i]
     curve_distances: List[int]  # 0, 2, ..., 500: the plot's x
     curves: List[List[float]]  # curves[j][n] = factors[j] ** curve_distances[n]
-
-
-def compute_highway(distances=HIGHWAY_DISTANCES, columns=HIGHWAY_COLUMNS):
-    """factor ** distance: a plain RNN's factor against forget gates, and against 1."""
-    ks = list(range(0, distances[-1] + 1, 2))
-    return Highway(list(distances), [name for name, _ in columns], [f for _, f in columns],
-                   [[f ** k for _, f in columns] for k in distances],
-                   ks, [[f ** k for k in ks] for _, f in columns])
+    survive_500: float  # 0.99 ** 500: what a forget gate of 0.99 keeps at the last distance
+    gone_by: int  # the first distance at which 0.5 ** k < 1e-14
 
 
 def first_distance_below(factor, threshold):
@@ -121,8 +115,18 @@ def first_distance_below(factor, threshold):
     return math.floor(math.log(threshold) / math.log(factor)) + 1
 
 
+def compute_highway(distances=HIGHWAY_DISTANCES, columns=HIGHWAY_COLUMNS):
+    """factor ** distance: a plain RNN's factor against forget gates, and against 1."""
+    ks = list(range(0, distances[-1] + 1, 2))
+    return Highway(distances=list(distances), columns=[name for name, _ in columns],
+                   factors=[f for _, f in columns],
+                   values=[[f ** k for _, f in columns] for k in distances],
+                   curve_distances=ks, curves=[[f ** k for k in ks] for _, f in columns],
+                   survive_500=0.99 ** distances[-1], gone_by=first_distance_below(0.5, 1e-14))
+
+
 # ---------------------------------------------------------------------------
-# Step 2: the forget-gate bias
+# Step 2: the forget-gate bias (--bias)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -133,13 +137,15 @@ class Bias:
     curve: List[float]  # f ** k for k = 0 .. 100: the plot
 
 
-def compute_bias(biases=BIASES, powers=BIAS_POWERS):
-    """For each b_f: sigma(b_f), the forget gate at initialisation, and its powers."""
-    rows = []
-    for b in biases:
-        f = float(sigmoid(b))
-        rows.append(Bias(b, f, [f ** k for k in powers], [f ** k for k in range(101)]))
-    return rows
+@dataclass
+class Biases:
+    rows: List[Bias]  # one per b_f of BIASES
+    powers: List[int]  # the distances k of each row's powers
+    distance: int  # 47
+    sigma_1: float  # sigma(1), the recommended start
+    sigma_2: float  # sigma(2)
+    ratio_1: float  # sigma(1)^47 / sigma(0)^47
+    ratio_2: float  # sigma(2)^47 / sigma(0)^47
 
 
 def compute_bias_ratio(b, k=BIAS_DISTANCE):
@@ -147,8 +153,19 @@ def compute_bias_ratio(b, k=BIAS_DISTANCE):
     return float(sigmoid(b) ** k / sigmoid(0.0) ** k)
 
 
+def compute_bias(biases=BIASES, powers=BIAS_POWERS, k=BIAS_DISTANCE):
+    """For each b_f: sigma(b_f), the forget gate at initialisation, and its powers."""
+    rows = []
+    for b in biases:
+        f = float(sigmoid(b))
+        rows.append(Bias(b, f, [f ** k for k in powers], [f ** k for k in range(101)]))
+    return Biases(rows=rows, powers=list(powers), distance=k, sigma_1=float(sigmoid(1.0)),
+                  sigma_2=float(sigmoid(2.0)), ratio_1=compute_bias_ratio(1.0, k),
+                  ratio_2=compute_bias_ratio(2.0, k))
+
+
 # ---------------------------------------------------------------------------
-# Step 3: one LSTM step and one GRU step, every gate shown
+# Step 3: one LSTM step and one GRU step, every gate shown (--step)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -199,12 +216,41 @@ def compute_gru_step(h_prev=h_prev, x_t=x_t):
 
 
 @dataclass
+class CellStep:
+    h_prev: List[float]  # the inputs the step read
+    C_prev: List[float]
+    x_t: List[float]
+    b_f: List[float]
+    lstm: LSTMStep
+    gru: GRUStep  # the same inputs, without C_{t-1} and biases
+    weights: dict  # {name: matrix or vector as lists}: every weight both steps use
+
+
+def compute_step(forget_bias=b_f, h_prev=h_prev, C_prev=C_prev, x_t=x_t):
+    """The LSTM step and the GRU step of the same inputs, with what they used."""
+    weights = {"W_f": W_f, "W_i": W_i, "W_C": W_C, "W_o": W_o, "b_i": b_i, "b_o": b_o,
+               "W_z": W_z, "W_r": W_r, "W_h": W_h}
+    return CellStep(h_prev=list(h_prev), C_prev=list(C_prev), x_t=list(x_t),
+                    b_f=list(forget_bias),
+                    lstm=compute_lstm_step(forget_bias, h_prev, C_prev, x_t),
+                    gru=compute_gru_step(h_prev, x_t),
+                    weights={name: np.array(w).tolist() for name, w in weights.items()})
+
+
+@dataclass
 class NotationRow:
     source: str  # whose notation
     gate: Optional[List[float]]  # the update gate as that source names it (None: no gate)
     r: Optional[List[float]]  # the reset gate
     candidate: List[float]  # h~, PyTorch's n
     h_t: List[float]
+
+
+@dataclass
+class Notation:
+    h_prev: List[float]
+    x_t: List[float]
+    rows: List[NotationRow]  # chapter 13's first
 
 
 def compute_notation(h_prev=h_prev, x_t=x_t):
@@ -243,12 +289,13 @@ def compute_notation(h_prev=h_prev, x_t=x_t):
          (1 - z_chung) * hp + z_chung * h_chung),
         ("PyTorch nn.GRU: r * (W_hn h_{t-1})", z_pt, r_pt, n_pt, (1 - z_pt) * n_pt + z_pt * hp),
     ]
-    return [NotationRow(name, *(None if v is None else np.asarray(v).tolist() for v in vals))
-            for name, *vals in rows]
+    return Notation(h_prev=list(h_prev), x_t=list(x_t),
+                    rows=[NotationRow(name, *(None if v is None else np.asarray(v).tolist()
+                                              for v in vals)) for name, *vals in rows])
 
 
 # ---------------------------------------------------------------------------
-# Step 4: what a gate costs
+# Step 4: what a gate costs (--params)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -267,24 +314,43 @@ class BiasVectors:
     two: int  # with two (PyTorch's b_ih and b_hh)
 
 
+@dataclass
+class Params:
+    d: int
+    H: int
+    costs: List[Cost]  # plain RNN, GRU, LSTM
+    gru: int  # the GRU's parameters and the LSTM's, as the page quotes them
+    lstm: int
+    gru_share: float  # gru / lstm
+    bias_vectors: List[BiasVectors]
+
+
 def gate_block(d, H, biases_per_gate=1):
     """One gate reads [h_{t-1}, x_t] (length H + d) and makes H numbers."""
     return H * (H + d) + biases_per_gate * H
 
 
-def compute_params(d=PARAM_INPUT, H=PARAM_HIDDEN, biases_per_gate=1):
+def compute_costs(d=PARAM_INPUT, H=PARAM_HIDDEN, biases_per_gate=1):
     """One Cost per model."""
     block = gate_block(d, H, biases_per_gate)
     return [Cost(name, gates, gates * block, float(gates), what) for name, gates, what in MODELS]
 
 
 def compute_bias_vectors(d=PARAM_INPUT, H=PARAM_HIDDEN):
-    one, two = compute_params(d, H, 1), compute_params(d, H, 2)
+    one, two = compute_costs(d, H, 1), compute_costs(d, H, 2)
     return [BiasVectors(a.model, a.params, b.params) for a, b in zip(one, two)]
 
 
+def compute_params(d=PARAM_INPUT, H=PARAM_HIDDEN):
+    """The three models' costs, and the GRU's against the LSTM's."""
+    costs = compute_costs(d, H)
+    _, gru, lstm = (c.params for c in costs)  # plain RNN, GRU, LSTM
+    return Params(d=d, H=H, costs=costs, gru=gru, lstm=lstm, gru_share=gru / lstm,
+                  bias_vectors=compute_bias_vectors(d, H))
+
+
 # ---------------------------------------------------------------------------
-# Step 5: the gradient measured along a real LSTM's cell
+# Step 5: the gradient measured along a real LSTM's cell (--measure)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -295,6 +361,21 @@ class CellGradient:
     path_max: List[float]  # the same, best unit
     full: List[float]  # ||dC_t/dC_0||, spectral norm of the whole Jacobian
     predicted: List[float]  # sigma(b_f)^t, t = 1..T: the forget gate at initialisation, compounded
+
+
+@dataclass
+class Measure:
+    hidden: int  # H
+    inputs: int  # d
+    steps: int  # T
+    seed: int
+    distance: int  # the table's: 47
+    measured: List[CellGradient]  # one per b_f
+    top_b_f: float  # the largest bias measured, and after T steps at that bias:
+    top_full: float  # the full Jacobian's norm
+    top_path_best: float  # the best unit's cell path
+    zero_full: float  # at b_f = 0, after `distance` steps: the full Jacobian's norm
+    zero_path: float  # and the median unit's cell path
 
 
 def make_measure_lstm(H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
@@ -346,8 +427,15 @@ def compute_cell_gradient(bias_f, **kw):
                         [sigma ** t for t in range(1, len(full) + 1)])
 
 
-def compute_measure(biases=MEASURE_BIASES, **kw):
-    return [compute_cell_gradient(b, **kw) for b in biases]
+def compute_measure(biases=MEASURE_BIASES, distance=MEASURE_DISTANCE, H=MEASURE_HIDDEN,
+                    d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
+    """dC_t/dC_0 at each b_f, and what the page reads off it."""
+    measured = [compute_cell_gradient(b, H=H, d=d, T=T, seed=seed) for b in biases]
+    top = max(measured, key=lambda m: m.b_f)
+    zero = next(m for m in measured if m.b_f == 0.0)
+    return Measure(hidden=H, inputs=d, steps=T, seed=seed, distance=distance, measured=measured,
+                   top_b_f=top.b_f, top_full=top.full[-1], top_path_best=top.path_max[-1],
+                   zero_full=zero.full[distance - 1], zero_path=zero.path_median[distance - 1])
 
 
 # ---------------------------------------------------------------------------
@@ -369,26 +457,26 @@ def format_highway_table(highway):
     return format_table(header, rows, "r" * len(header))
 
 
-def format_bias_table(rows, powers=BIAS_POWERS):
-    header = ("b_f", "f = sigma(b_f)", *(f"f^{k}" for k in powers))
-    body = [(f"{r.b_f:.1f}", f"{r.f:.4f}", *(sci3(p) for p in r.powers)) for r in rows]
+def format_bias_table(biases):
+    header = ("b_f", "f = sigma(b_f)", *(f"f^{k}" for k in biases.powers))
+    body = [(f"{r.b_f:.1f}", f"{r.f:.4f}", *(sci3(p) for p in r.powers)) for r in biases.rows]
     return format_table(header, body, "r" * len(header))
 
 
-def format_weights_table(forget_bias=b_f, h_prev=h_prev, C_prev=C_prev, x_t=x_t):
+def format_weights_table(step):
     """Every number the step uses: the state, the input and each gate's matrix."""
     def mat(m):
         return "[" + ", ".join("[" + ", ".join(f"{x:+.1f}" for x in row) + "]" for row in m) + "]"
 
     rows = [
-        ("h_{t-1}, previous hidden state", vec(h_prev)),
-        ("C_{t-1}, previous cell state", vec(C_prev)),
-        ("x_t, input", vec(x_t)),
-        ("W_f, forget (2 x 4, acting on q)", mat(W_f)),
-        ("W_i, input", mat(W_i)),
-        ("W_C, candidate", mat(W_C)),
-        ("W_o, output", mat(W_o)),
-        ("b_f; b_i and b_o", f"{vec(forget_bias)}; zero"),
+        ("h_{t-1}, previous hidden state", vec(step.h_prev)),
+        ("C_{t-1}, previous cell state", vec(step.C_prev)),
+        ("x_t, input", vec(step.x_t)),
+        ("W_f, forget (2 x 4, acting on q)", mat(step.weights["W_f"])),
+        ("W_i, input", mat(step.weights["W_i"])),
+        ("W_C, candidate", mat(step.weights["W_C"])),
+        ("W_o, output", mat(step.weights["W_o"])),
+        ("b_f; b_i and b_o", f"{vec(step.b_f)}; zero"),
     ]
     return format_table(("name", "value"), rows, "ll")
 
@@ -434,9 +522,9 @@ def format_gru_chung_table(s):
     return format_table(("gate", "formula", "value"), rows, "lll")
 
 
-def format_notation_table(rows):
+def format_notation_table(notation):
     body = [(r.source, *(vec(v) if v is not None else "none" for v in (r.gate, r.r)),
-             vec(r.candidate), vec(r.h_t)) for r in rows]
+             vec(r.candidate), vec(r.h_t)) for r in notation.rows]
     return format_table(("notation", "update gate", "reset gate r", "candidate", "h_t"), body,
                         "lllll")
 
@@ -453,92 +541,21 @@ def format_bias_vector_table(rows):
                         body, "lrrr")
 
 
-def format_measure_table(measured, distance=MEASURE_DISTANCE):
-    k = distance - 1
+def format_measure_table(measure):
+    distance, k = measure.distance, measure.distance - 1
     rows = [(f"{m.b_f:.1f}", sci3(m.sigma ** distance), sci3(m.path_median[k]),
-             sci3(m.path_max[k]), sci3(m.full[k])) for m in measured]
+             sci3(m.path_max[k]), sci3(m.full[k])) for m in measure.measured]
     header = ("b_f", f"sigma(b_f)^{distance}", "cell path, median unit",
               "cell path, best unit", f"full norm of dC_{distance}/dC_0")
     return format_table(header, rows, "rrrrr")
 
 
 # ---------------------------------------------------------------------------
-# The reports: what each flag prints, and the record of what it showed
+# The reports: what each flag prints; each returns the record of its compute_*
 # ---------------------------------------------------------------------------
-
-@dataclass
-class HighwayReport:
-    highway: Highway
-    survive_500: float  # 0.99 ** 500
-    gone_by: int  # first distance at which 0.5 ** k < 1e-14
-
-
-@dataclass
-class BiasReport:
-    rows: List[Bias]
-    powers: List[int]
-    distance: int  # 47
-    sigma_1: float  # sigma(1), the recommended start
-    sigma_2: float  # sigma(2)
-    ratio_1: float  # sigma(1)^47 / sigma(0)^47
-    ratio_2: float  # sigma(2)^47 / sigma(0)^47
-
-
-@dataclass
-class StepWeights:  # every weight the step uses: the weights table's, and the GRU's
-    W_f: List[List[float]]
-    W_i: List[List[float]]
-    W_C: List[List[float]]
-    W_o: List[List[float]]
-    b_i: List[float]
-    b_o: List[float]
-    W_z: List[List[float]]  # -W_f
-    W_r: List[List[float]]
-    W_h: List[List[float]]
-
-
-@dataclass
-class StepReport:
-    h_prev: List[float]
-    C_prev: List[float]
-    x_t: List[float]
-    b_f: List[float]
-    lstm: LSTMStep
-    gru: GRUStep
-    weights: StepWeights
-
-
-@dataclass
-class ParamsReport:
-    d: int
-    H: int
-    costs: List[Cost]
-    rnn: int  # parameters of each model's recurrent layer
-    gru: int
-    lstm: int
-    gru_share: float  # gru / lstm
-    bias_vectors: List[BiasVectors]
-
-
-@dataclass
-class MeasureReport:
-    hidden: int
-    inputs: int
-    steps: int
-    seed: int
-    distance: int
-    measured: List[CellGradient]
-    top_b_f: float  # the largest bias measured, and after T steps at that bias:
-    top_full: float  # the full Jacobian's norm
-    top_path_best: float  # the best unit's cell path
-    zero_full: float  # at b_f = 0, after `distance` steps: the full Jacobian's norm
-    zero_path: float  # and the median unit's cell path
-
 
 def report_highway(args, out):
     highway = compute_highway()
-    survive = 0.99 ** highway.distances[-1]
-    gone_by = first_distance_below(0.5, 1e-14)
     out.text("Step 1: the gradient highway")
     out.text("Plain RNN: every step multiplies the gradient by diag(tanh'(a_t)) U. U is\n"
              "learned, but keeping that product near 1 needs rho(U) near 1 and units that\n"
@@ -546,111 +563,86 @@ def report_highway(args, out):
              "gate, dE/dC_{t-1} = f_t * dE/dC_t: no matrix, no tanh'. The LSTM of 1997 had\n"
              "no forget gate, so the factor was exactly 1: the constant error carousel.")
     out.table("highway", format_highway_table(highway))
-    out.text(f"At f = 0.99, {sci3(survive)} of the gradient survives {highway.distances[-1]} "
-             f"steps ({100 * survive:.2f}%);\n"
-             f"at 0.5 it is below 1e-14 from step {gone_by} on. The forget gate trades the\n"
-             "carousel's perfect memory for a decay the network learns, input by input.")
-    return HighwayReport(highway, survive, gone_by)
+    out.text(f"At f = 0.99, {sci3(highway.survive_500)} of the gradient survives "
+             f"{highway.distances[-1]} steps ({100 * highway.survive_500:.2f}%);\n"
+             f"at 0.5 it is below 1e-14 from step {highway.gone_by} on. The forget gate trades "
+             "the\ncarousel's perfect memory for a decay the network learns, input by input.")
+    return highway
 
 
 def report_bias(args, out):
-    rows = compute_bias()
-    k = BIAS_DISTANCE
-    ratio_1, ratio_2 = compute_bias_ratio(1.0), compute_bias_ratio(2.0)
+    biases = compute_bias()
+    k = biases.distance
     out.text("Step 2: the forget-gate bias")
     out.text("At initialisation the weights are small, so f_t is roughly sigma(b_f).")
-    out.table("bias", format_bias_table(rows))
+    out.table("bias", format_bias_table(biases))
     out.text(f"b_f = 0 starts the gate at 0.50: the cell halves its memory every step.\n"
-             f"b_f = 1 starts it at {float(sigmoid(1.0)):.4f}, and after {k} steps the signal "
-             f"is larger by\nsigma(1)^{k} / sigma(0)^{k} = {sci3(ratio_1)}; b_f = 2 "
-             f"({float(sigmoid(2.0)):.4f}) by {sci3(ratio_2)}.\n"
+             f"b_f = 1 starts it at {biases.sigma_1:.4f}, and after {k} steps the signal "
+             f"is larger by\nsigma(1)^{k} / sigma(0)^{k} = {sci3(biases.ratio_1)}; b_f = 2 "
+             f"({biases.sigma_2:.4f}) by {sci3(biases.ratio_2)}.\n"
              "Gers, Schmidhuber and Cummins (2000) introduced the forget gate; Jozefowicz,\n"
              "Zaremba and Sutskever (2015) recommend b_f = 1. Keras does it by default\n"
              "(unit_forget_bias=True); PyTorch initialises every bias uniformly.")
-    return BiasReport(rows, list(BIAS_POWERS), k, float(sigmoid(1.0)), float(sigmoid(2.0)),
-                      ratio_1, ratio_2)
+    return biases
 
 
 def report_step(args, out):
     bias = (args.forget_bias,) * len(b_f) if args.forget_bias is not None else b_f
-    hp, Cp, x = args.h_prev or h_prev, args.c_prev or C_prev, args.x_t or x_t
-    lstm, gru = compute_lstm_step(bias, hp, Cp, x), compute_gru_step(hp, x)
+    step = compute_step(bias, args.h_prev or h_prev, args.c_prev or C_prev, args.x_t or x_t)
     out.text("Step 3: one LSTM step, every gate shown")
     out.text(f"Two units, input size 2; every gate reads q = [h_{{t-1}}, x_t], length 4: "
-             f"h_{{t-1}} = {vec(hp)}, C_{{t-1}} = {vec(Cp)}, x_t = {vec(x)}.")
-    out.table("weights", format_weights_table(bias, hp, Cp, x))
-    out.table("lstm", format_lstm_table(lstm))
+             f"h_{{t-1}} = {vec(step.h_prev)}, C_{{t-1}} = {vec(step.C_prev)}, "
+             f"x_t = {vec(step.x_t)}.")
+    out.table("weights", format_weights_table(step))
+    out.table("lstm", format_lstm_table(step.lstm))
     out.text("The cell update, term by term:")
-    out.table("cell_update", format_cell_update_table(lstm))
+    out.table("cell_update", format_cell_update_table(step.lstm))
     out.text("C_t is reached by addition, not by a matrix product: the old memory, scaled\n"
              "by the forget gate, plus what the input gate lets in.")
     out.text("The same step as a GRU, with z near 1 keeping the old state (d2l, PyTorch):\n"
              "W_r and W_h reuse W_i and W_C, W_z is -W_f; no biases.")
-    out.table("gru", format_gru_table(gru))
+    out.table("gru", format_gru_table(step.gru))
     out.text("No separate cell state: one gate, z, splits old from new. Chung et al.\n"
              "(2014) write the same step with z' = 1 - z, so that z' near 1 takes the\n"
              "candidate; in their notation, the same h_t:")
-    out.table("gru_chung", format_gru_chung_table(gru))
-    def rows(m):  # a matrix of the settings, as lists
-        return [list(row) for row in m]
-    weights = StepWeights(rows(W_f), rows(W_i), rows(W_C), rows(W_o), list(b_i), list(b_o),
-                          rows(W_z), rows(W_r), rows(W_h))
-    return StepReport(list(hp), list(Cp), list(x), list(bias), lstm, gru, weights)
+    out.table("gru_chung", format_gru_chung_table(step.gru))
+    return step
 
 
 def report_params(args, out):
-    d, H = args.input or PARAM_INPUT, args.hidden or PARAM_HIDDEN
-    costs = compute_params(d, H)
-    rnn, gru, lstm = (c.params for c in costs)
-    out.text(f"Step 4: what a gate costs (input d = {d}, hidden H = {H})")
+    params = compute_params(args.input or PARAM_INPUT, args.hidden or PARAM_HIDDEN)
+    out.text(f"Step 4: what a gate costs (input d = {params.d}, hidden H = {params.H})")
     out.text("Each gate block reads [h_{t-1}, x_t] and makes H numbers: H(H + d) + H parameters.")
-    out.table("params", format_params_table(costs))
-    out.text(f"A GRU has {100 * gru / lstm:.0f}% of an LSTM's parameters: {lstm - gru:,} fewer "
-             "here.\nThese count the recurrent layer alone; frameworks that keep two bias\n"
-             "vectors per gate (PyTorch's b_ih and b_hh) count H more per gate:")
-    vectors = compute_bias_vectors(d, H)
-    out.table("bias_vectors", format_bias_vector_table(vectors))
-    return ParamsReport(d, H, costs, rnn, gru, lstm, gru / lstm, vectors)
-
-
-@dataclass
-class NotationReport:
-    h_prev: List[float]
-    x_t: List[float]
-    rows: List[NotationRow]
-    same: List[str]  # the notations whose h_t is chapter 13's, to the last digit printed
-    different: List[str]  # ... and those whose h_t is not
+    out.table("params", format_params_table(params.costs))
+    out.text(f"A GRU has {100 * params.gru_share:.0f}% of an LSTM's parameters: "
+             f"{params.lstm - params.gru:,} fewer here.\nThese count the recurrent layer alone; "
+             "frameworks that keep two bias\nvectors per gate (PyTorch's b_ih and b_hh) count "
+             "H more per gate:")
+    out.table("bias_vectors", format_bias_vector_table(params.bias_vectors))
+    return params
 
 
 def report_notation(args, out):
-    rows = compute_notation()
-    out.text(f"The conventions page: step 3's GRU step (h_{{t-1}} = {vec(h_prev)}, x_t = "
-             f"{vec(x_t)}, the same weights, no biases) in every notation the site meets. "
-             f"The update gate is named as each source names it: Chung et al.'s z' = 1 - z "
-             f"takes the new state. PyTorch's reset gate scales W_hn h_{{t-1}} after the "
-             f"product, which is another function, not another notation.")
-    out.table("notation", format_notation_table(rows))
-    same = [r.source for r in rows if vec(r.h_t) == vec(rows[0].h_t)]
-    return NotationReport(list(h_prev), list(x_t), rows, same,
-                          [r.source for r in rows if r.source not in same])
+    notation = compute_notation()
+    out.text(f"The conventions page: step 3's GRU step (h_{{t-1}} = {vec(notation.h_prev)}, "
+             f"x_t = {vec(notation.x_t)}, the same weights, no biases) in every notation the "
+             "site meets. The update gate is named as each source names it: Chung et al.'s "
+             "z' = 1 - z takes the new state. PyTorch's reset gate scales W_hn h_{t-1} after "
+             "the product, which is another function, not another notation.")
+    out.table("notation", format_notation_table(notation))
+    return notation
 
 
 def report_measure(args, out):
-    seed = args.seed if args.seed is not None else MEASURE_SEED
-    measured = compute_measure(seed=seed)
-    out.text(f"Step 5: the gradient measured along a real LSTM's cell (H = {MEASURE_HIDDEN}, "
-             f"d = {MEASURE_INPUT}, weights uniform(-1/sqrt(H), 1/sqrt(H)), biases zero but "
-             f"b_f, seed {seed})")
-    out.table("measure", format_measure_table(measured))
+    measure = compute_measure(seed=args.seed if args.seed is not None else MEASURE_SEED)
+    out.text(f"Step 5: the gradient measured along a real LSTM's cell (H = {measure.hidden}, "
+             f"d = {measure.inputs}, weights uniform(-1/sqrt(H), 1/sqrt(H)), biases zero but "
+             f"b_f, seed {measure.seed})")
+    out.table("measure", format_measure_table(measure))
     out.text("Along the cell path alone the median unit follows sigma(b_f)^t; units whose\n"
              "gate sits higher keep far more. The full Jacobian also runs through h_t and\n"
              "back into the gates, a second route the highway picture leaves out.")
-    top = max(measured, key=lambda m: m.b_f)
-    zero = next(m for m in measured if m.b_f == 0.0)
-    k = MEASURE_DISTANCE - 1
-    return MeasureReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, seed,
-                         MEASURE_DISTANCE, measured, top.b_f, top.full[-1], top.path_max[-1],
-                         zero.full[k], zero.path_median[k])
+    return measure
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter

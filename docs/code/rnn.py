@@ -87,7 +87,7 @@ SCALES_INPUTS = (0.0, 0.1, 0.3, 1.0, 3.0)  # input scales; 0: no input at all
 
 
 # ---------------------------------------------------------------------------
-# Step 1: unrolling three steps by hand
+# Step 1: unrolling three steps by hand (--unroll)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -99,6 +99,11 @@ class Step:
     h: List[float]  # h_t = tanh(a)
     p: List[float]  # y_t = softmax(V h_t + b_y): P(next word), in VOCAB order
     next: str  # the most likely next word
+
+
+@dataclass
+class Unroll:
+    steps: List[Step]  # one per word read
 
 
 def softmax(z):
@@ -119,11 +124,11 @@ def compute_unroll(sentence=SENTENCE):
         p = softmax(Vm @ h + by)  # y_t: a distribution over the next word
         steps.append(Step(t, word, x.tolist(), a.tolist(), h.tolist(), p.tolist(),
                           VOCAB[int(np.argmax(p))]))
-    return steps
+    return Unroll(steps)
 
 
 # ---------------------------------------------------------------------------
-# Step 2: the parameter count does not grow with the sequence
+# Step 2: the parameter count does not grow with the sequence (--params)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -140,8 +145,20 @@ class Window:
     rnn: int  # the RNN's W and U: d x H + H x H, at any length
 
 
-def compute_params(vocab_size=VOCAB_SIZE, d=EMBED_DIM, H=HIDDEN):
-    """The parameter blocks of the RNN language model; the last one is the total."""
+@dataclass
+class Params:
+    vocab_size: int
+    embed_dim: int  # d
+    hidden: int  # H
+    blocks: List[Block]  # the last one is the total
+    total: int
+    windows: List[Window]
+
+
+def compute_params(vocab_size=VOCAB_SIZE, d=EMBED_DIM, H=HIDDEN, contexts=CONTEXTS):
+    """The parameter blocks of the RNN language model; then, like for like, the weights
+    between the words read and the hidden layer: a feed-forward window's first layer
+    against the RNN's W and U together."""
     blocks = [
         Block("E, embeddings", f"vocabulary x d = {vocab_size:,} x {d}", vocab_size * d),
         Block("W, input to hidden", f"H x d = {H} x {d}", H * d),
@@ -150,17 +167,14 @@ def compute_params(vocab_size=VOCAB_SIZE, d=EMBED_DIM, H=HIDDEN):
               H * vocab_size),
         Block("b_h and b_y, biases", f"H + vocabulary = {H} + {vocab_size:,}", H + vocab_size),
     ]
-    return blocks + [Block("total", "", sum(b.count for b in blocks))]
-
-
-def compute_windows(contexts=CONTEXTS, d=EMBED_DIM, H=HIDDEN):
-    """Weights between the words read and the hidden layer, like for like: a
-    feed-forward window's first layer against the RNN's W and U together."""
-    return [Window(c, c * d * H, d * H + H * H) for c in contexts]
+    total = sum(b.count for b in blocks)
+    return Params(vocab_size=vocab_size, embed_dim=d, hidden=H,
+                  blocks=blocks + [Block("total", "", total)], total=total,
+                  windows=[Window(c, c * d * H, d * H + H * H) for c in contexts])
 
 
 # ---------------------------------------------------------------------------
-# Step 3: why the memory fades
+# Step 3: why the memory fades (--vanish)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -176,6 +190,17 @@ class Example:
     factor: float  # the per-step factor
     survives: float  # factor ** EXAMPLE_DISTANCE
     verdict: str
+
+
+@dataclass
+class Vanish:
+    decay: Decay
+    distance: int  # the example's: "partner" is 47 words back
+    example: List[Example]  # one per factor of EXAMPLE_FACTORS
+    factor_05: float  # 0.5 ** distance, the page's two examples
+    factor_12: float  # 1.2 ** distance
+    spectral_radius: float  # of step 1's U
+    largest_singular_value: float  # of step 1's U
 
 
 def compute_decay(distances=DISTANCES, factors=FACTORS):
@@ -208,8 +233,17 @@ def compute_largest_singular_value(matrix=U):
     return float(np.linalg.norm(np.array(matrix), 2))
 
 
+def compute_vanish():
+    """The decay table, the 47-word example, and what step 1's U does to the product."""
+    k = EXAMPLE_DISTANCE
+    return Vanish(decay=compute_decay(), distance=k, example=compute_example(k),
+                  factor_05=0.5 ** k, factor_12=1.2 ** k,
+                  spectral_radius=compute_spectral_radius(),
+                  largest_singular_value=compute_largest_singular_value())
+
+
 # ---------------------------------------------------------------------------
-# Step 4: gradient clipping
+# Step 4: gradient clipping (--clip)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -220,13 +254,20 @@ class Clipped:
     cosine: float  # between the raw and the clipped gradient
 
 
+@dataclass
+class Clipping:
+    threshold: float
+    seed: int
+    rows: List[Clipped]  # one per raw gradient
+
+
 def clip(g, threshold=CLIP_THRESHOLD):
     """Rescale g to length threshold if it is longer; never change its direction."""
     norm = np.linalg.norm(g)
     return g * (threshold / norm) if norm > threshold else g
 
 
-def compute_clipping(scales=CLIP_SCALES, threshold=CLIP_THRESHOLD, seed=CLIP_SEED):
+def compute_clip(scales=CLIP_SCALES, threshold=CLIP_THRESHOLD, seed=CLIP_SEED):
     """One Clipped per raw gradient: its norm before and after, and the cosine between."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -236,11 +277,11 @@ def compute_clipping(scales=CLIP_SCALES, threshold=CLIP_THRESHOLD, seed=CLIP_SEE
         cosine = g @ g_clipped / (np.linalg.norm(g) * np.linalg.norm(g_clipped))
         rows.append(Clipped(step, float(np.linalg.norm(g)), float(np.linalg.norm(g_clipped)),
                             float(cosine)))
-    return rows
+    return Clipping(threshold=threshold, seed=seed, rows=rows)
 
 
 # ---------------------------------------------------------------------------
-# Step 5: the gradient measured through a real tanh RNN
+# Step 5: the gradient measured through a real tanh RNN (--measure)
 # ---------------------------------------------------------------------------
 
 @dataclass
@@ -250,6 +291,24 @@ class Measured:
     norms: List[float]  # ||dh_t/dh_0|| for t = 1 .. T (spectral norm)
     predicted: List[float]  # rho^t for t = 1 .. T, the linearised prediction
     mean_tanh_prime: float  # mean of tanh'(a) = 1 - h^2 over units and steps
+    per_step: float  # the measured factor per step: ||dh_T/dh_0|| ** (1 / T)
+
+
+@dataclass
+class Measure:
+    hidden: int  # H
+    inputs: int  # d
+    steps: int  # T
+    seed: int
+    input_scale: float
+    measured: List[Measured]  # one per radius, smallest first
+    tanh_prime_low: float  # the smallest and largest mean tanh' over the radii
+    tanh_prime_high: float
+    top_radius: float  # the largest radius measured, and its norms after 1 and T steps
+    top_first: float
+    top_last: float
+    faster: bool  # below rho^T after T steps at every radius: faster than the theory
+    faded: List[float]  # the radii whose norm after T steps is below 1
 
 
 def make_measure_rnn(radius, input_scale=MEASURE_INPUT_SCALE, H=MEASURE_HIDDEN,
@@ -277,7 +336,8 @@ def rnn_states(U_m, W_m, X, h_0):
 
 
 def compute_measured_jacobians(radius, input_scale=MEASURE_INPUT_SCALE, **kw):
-    """||dh_t/dh_0|| (spectral norm) for t = 1..T, and the mean tanh' along the way.
+    """||dh_t/dh_0|| (spectral norm) for t = 1..T, the mean tanh' along the way, and the
+    measured factor per step.
 
     dh_t/dh_0 = diag(1 - h_t^2) U ... diag(1 - h_1^2) U: one Jacobian per step.
     """
@@ -290,16 +350,52 @@ def compute_measured_jacobians(radius, input_scale=MEASURE_INPUT_SCALE, **kw):
         norms.append(float(np.linalg.norm(J, 2)))
     predicted = [float(radius) ** t for t in range(1, len(hs) + 1)]
     return Measured(float(radius), float(input_scale), norms, predicted,
-                    float(np.mean(1 - hs ** 2)))
+                    float(np.mean(1 - hs ** 2)), norms[-1] ** (1 / len(norms)))
 
 
-def compute_measure(radii=MEASURE_RADII, **kw):
-    return [compute_measured_jacobians(r, **kw) for r in radii]
+def compute_measure(radii=MEASURE_RADII, input_scale=MEASURE_INPUT_SCALE, H=MEASURE_HIDDEN,
+                    d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
+    """The measurement at each radius, and what the page reads off it."""
+    measured = [compute_measured_jacobians(r, input_scale, H=H, d=d, T=T, seed=seed)
+                for r in radii]
+    tanh_primes = [m.mean_tanh_prime for m in measured]
+    top = max(measured, key=lambda m: m.radius)
+    return Measure(hidden=H, inputs=d, steps=T, seed=seed, input_scale=input_scale,
+                   measured=measured, tanh_prime_low=min(tanh_primes),
+                   tanh_prime_high=max(tanh_primes), top_radius=top.radius,
+                   top_first=top.norms[0], top_last=top.norms[-1],
+                   faster=all(m.norms[-1] < m.predicted[-1] for m in measured),
+                   faded=[m.radius for m in measured if m.norms[-1] < 1])
 
 
-def compute_scales(radii=SCALES_RADII, inputs=SCALES_INPUTS, **kw):
+# ---------------------------------------------------------------------------
+# Step 6: the same, over spectral radii and input scales (--scales)
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Scales:
+    hidden: int  # H
+    inputs: int  # d
+    steps: int  # T
+    seed: int
+    distance: int  # the distance the table shows: 47
+    radii: List[float]
+    input_scales: List[float]
+    grid: List[List[Measured]]  # grid[i][j]: radius radii[i], input scale input_scales[j]
+    at_distance: List[List[float]]  # the table's cells: the measured norm at `distance`
+    past_one: List[List[float]]  # for each input scale, the radii whose norm at T is above 1
+
+
+def compute_scales(radii=SCALES_RADII, inputs=SCALES_INPUTS, distance=EXAMPLE_DISTANCE,
+                   H=MEASURE_HIDDEN, d=MEASURE_INPUT, T=MEASURE_STEPS, seed=MEASURE_SEED):
     """grid[i][j]: the measurement at radius radii[i] and input scale inputs[j]."""
-    return [[compute_measured_jacobians(r, s, **kw) for s in inputs] for r in radii]
+    grid = [[compute_measured_jacobians(r, s, H=H, d=d, T=T, seed=seed) for s in inputs]
+            for r in radii]
+    return Scales(hidden=H, inputs=d, steps=T, seed=seed, distance=distance,
+                  radii=list(radii), input_scales=list(inputs), grid=grid,
+                  at_distance=[[m.norms[distance - 1] for m in row] for row in grid],
+                  past_one=[[m.radius for m in column if m.norms[-1] > 1]
+                            for column in zip(*grid)])
 
 
 # ===========================================================================
@@ -339,25 +435,25 @@ def format_model_table():
     return format_table(("parameter", "value"), rows, "ll")
 
 
-def format_unroll_table(steps):
-    rows = [(s.t, s.word, vec(s.x), vec(s.a), vec(s.h)) for s in steps]
+def format_unroll_table(unroll):
+    rows = [(s.t, s.word, vec(s.x), vec(s.a), vec(s.h)) for s in unroll.steps]
     return format_table(("t", "word", "x_t", "W x_t + U h_{t-1} + b_h", "h_t"), rows, "rllll")
 
 
-def format_prediction_table(steps):
-    rows = [(s.t, s.word, *(f"{q:.4f}" for q in s.p), s.next) for s in steps]
+def format_prediction_table(unroll):
+    rows = [(s.t, s.word, *(f"{q:.4f}" for q in s.p), s.next) for s in unroll.steps]
     header = ("t", "read", *(f"P({w})" for w in VOCAB), "most likely next")
     return format_table(header, rows, "rl" + "r" * len(VOCAB) + "l")
 
 
-def format_params_table(blocks):
+def format_params_table(params):
     return format_table(("parameter", "shape", "count"),
-                        [(b.name, b.shape, f"{b.count:,}") for b in blocks], "llr")
+                        [(b.name, b.shape, f"{b.count:,}") for b in params.blocks], "llr")
 
 
-def format_window_table(windows):
+def format_window_table(params):
     body = [(w.context, f"{w.feed_forward:,}", f"{w.rnn:,}", f"{w.feed_forward / w.rnn:.2f}x")
-            for w in windows]
+            for w in params.windows]
     return format_table(("context (words)", "feed-forward: context x d x H",
                          "RNN: W and U, d x H + H x H", "feed-forward / RNN"), body, "rrrr")
 
@@ -368,158 +464,90 @@ def format_decay_table(decay):
     return format_table(header, rows, "r" * len(header))
 
 
-def format_example_table(example, distance=EXAMPLE_DISTANCE):
-    rows = [(f"{e.factor:g}", f"{e.survives:.6e}", e.verdict) for e in example]
-    return format_table(("per-step factor", f"factor^{distance}", "verdict"), rows, "rrl")
+def format_example_table(vanish):
+    rows = [(f"{e.factor:g}", f"{e.survives:.6e}", e.verdict) for e in vanish.example]
+    return format_table(("per-step factor", f"factor^{vanish.distance}", "verdict"), rows, "rrl")
 
 
-def format_clipping_table(rows):
-    body = [(r.step, f"{r.before:.4f}", f"{r.after:.4f}", f"{r.cosine:.4f}") for r in rows]
+def format_clipping_table(clipping):
+    body = [(r.step, f"{r.before:.4f}", f"{r.after:.4f}", f"{r.cosine:.4f}")
+            for r in clipping.rows]
     return format_table(("step", "norm of g before", "norm of g after", "cosine(before, after)"),
                         body, "rrrr")
 
 
-def format_measure_table(measured, distance=EXAMPLE_DISTANCE):
-    rows = []
-    for m in measured:
-        T = len(m.norms)
-        per_step = m.norms[-1] ** (1 / T)  # geometric mean of the per-step shrink
-        rows.append((f"{m.radius:g}", sci3(m.predicted[distance - 1]),
-                     sci3(m.norms[distance - 1]), f"{m.mean_tanh_prime:.4f}", f"{per_step:.4f}"))
+def format_measure_table(measure, distance=EXAMPLE_DISTANCE):
+    rows = [(f"{m.radius:g}", sci3(m.predicted[distance - 1]), sci3(m.norms[distance - 1]),
+             f"{m.mean_tanh_prime:.4f}", f"{m.per_step:.4f}") for m in measure.measured]
     return format_table(("spectral radius rho", f"rho^{distance}",
                          f"measured norm of dh_{distance}/dh_0", "mean tanh'",
-                         f"measured factor per step (over {T})"), rows, "rrrrr")
+                         f"measured factor per step (over {measure.steps})"), rows, "rrrrr")
 
 
-def format_scales_table(grid, distance=EXAMPLE_DISTANCE):
-    header = ("spectral radius rho", f"rho^{distance}",
-              *(f"input scale {m.input_scale:g}" for m in grid[0]))
-    rows = [(f"{row[0].radius:g}", sci3(row[0].predicted[distance - 1]),
-             *(sci3(m.norms[distance - 1]) for m in row)) for row in grid]
+def format_scales_table(scales):
+    k = scales.distance
+    header = ("spectral radius rho", f"rho^{k}",
+              *(f"input scale {s:g}" for s in scales.input_scales))
+    rows = [(f"{row[0].radius:g}", sci3(row[0].predicted[k - 1]), *(sci3(v) for v in cells))
+            for row, cells in zip(scales.grid, scales.at_distance)]
     return format_table(header, rows, "r" * len(header))
-
-
-@dataclass
-class UnrollReport:
-    steps: List[Step]
-    h_1: List[float]  # h_1 = tanh(W x_1 + b_h)
-    a_1: List[float]  # its pre-activation, W x_1 + b_h (h_0 = 0)
-
-
-@dataclass
-class ParamsReport:
-    vocab_size: int
-    embed_dim: int
-    hidden: int
-    blocks: List[Block]
-    total: int
-    windows: List[Window]
-
-
-@dataclass
-class VanishReport:
-    decay: Decay
-    example: List[Example]
-    distance: int  # the example's 47 words
-    factor_05: float  # 0.5 ** 47
-    factor_12: float  # 1.2 ** 47
-    spectral_radius: float  # of step 1's U
-    largest_singular_value: float  # of step 1's U
-
-
-@dataclass
-class ClipReport:
-    threshold: float
-    rows: List[Clipped]
-
-
-@dataclass
-class MeasureReport:
-    hidden: int
-    inputs: int
-    steps: int
-    seed: int
-    input_scale: float  # the standard deviation of each unit's input W x_t
-    distance: int  # the column the table shows: 47
-    measured: List[Measured]
-    tanh_prime_low: float  # the smallest and largest mean tanh' over the radii
-    tanh_prime_high: float
-    top_radius: float  # the largest radius measured, and its norms after 1 and T steps
-    top_first: float
-    top_last: float
-
-
-@dataclass
-class ScalesReport:
-    hidden: int
-    inputs: int
-    steps: int
-    seed: int
-    distance: int  # the distance the table shows: 47
-    radii: List[float]
-    input_scales: List[float]
-    grid: List[List[Measured]]  # grid[i][j]: radius radii[i], input scale input_scales[j]
-    at_distance: List[List[float]]  # the table's cells: the measured norm at `distance`
-    past_one: List[List[float]]  # for each input scale, the radii whose norm at T is above 1
 
 
 def report_unroll(args, out):
     sentence = tuple(args.sentence.split()) if args.sentence else SENTENCE
-    steps = compute_unroll(sentence)
-    out.text(f"Step 1: unrolling {len(steps)} steps by hand")
+    unroll = compute_unroll(sentence)
+    out.text(f"Step 1: unrolling {len(unroll.steps)} steps by hand")
     out.text(f"Vocabulary {', '.join(VOCAB)}; the sentence \"{' '.join(sentence)}\".")
     out.table("model", format_model_table())
     out.text("h_t = tanh(W x_t + U h_{t-1} + b_h), h_0 = 0; the same W, U, V at every step.")
-    out.table("unroll", format_unroll_table(steps))
+    out.table("unroll", format_unroll_table(unroll))
     out.text("y_t = softmax(V h_t + b_y): one distribution over the next word per step.")
-    out.table("prediction", format_prediction_table(steps))
+    out.table("prediction", format_prediction_table(unroll))
     out.text("h_t summarises the whole prefix, not a window. The weights are arbitrary,\n"
              "so these predictions mean nothing yet: training would set them.")
-    return UnrollReport(steps, steps[0].h, steps[0].a)
+    return unroll
 
 
 def report_params(args, out):
-    H = args.hidden or HIDDEN
-    blocks, windows = compute_params(H=H), compute_windows(H=H)
+    params = compute_params(H=args.hidden or HIDDEN)
     out.text(f"Step 2: the parameter count does not grow with the sequence "
-             f"(|V| = {VOCAB_SIZE:,}, d = {EMBED_DIM}, H = {H})")
-    out.table("params", format_params_table(blocks))
+             f"(|V| = {params.vocab_size:,}, d = {params.embed_dim}, H = {params.hidden})")
+    out.table("params", format_params_table(params))
     out.text("Between the words read and the hidden layer, a feed-forward model that\n"
              "reads a fixed window needs context x d x H weights; the RNN needs W and U,\n"
              "d x H + H x H, whatever the length of the sequence.")
-    out.table("windows", format_window_table(windows))
-    return ParamsReport(VOCAB_SIZE, EMBED_DIM, H, blocks, blocks[-1].count, windows)
+    out.table("windows", format_window_table(params))
+    return params
 
 
 def report_vanish(args, out):
-    decay, example = compute_decay(), compute_example()
-    rho, s_max = compute_spectral_radius(), compute_largest_singular_value()
+    vanish = compute_vanish()
     out.text("Step 3: why the memory fades")
     out.text("Backpropagation through time multiplies one Jacobian per step,\n"
              "diag(tanh'(a_j)) U, so what survives behaves like factor^distance.")
-    out.table("decay", format_decay_table(decay))
+    out.table("decay", format_decay_table(vanish.decay))
     out.text("Below 1 it vanishes, above 1 it explodes. For the linearised product the\n"
              "long-run rate is the spectral radius of U; a largest singular value below 1\n"
              "is enough for vanishing whatever the inputs, because |tanh'| <= 1.\n"
-             f"The U of step 1: spectral radius {rho:.4f}, largest singular value {s_max:.4f}.")
-    out.text(f"{EXAMPLE}\nThe answer, \"partner\", is {EXAMPLE_DISTANCE} words back.")
-    out.table("example", format_example_table(example))
+             f"The U of step 1: spectral radius {vanish.spectral_radius:.4f}, "
+             f"largest singular value {vanish.largest_singular_value:.4f}.")
+    out.text(f"{EXAMPLE}\nThe answer, \"partner\", is {vanish.distance} words back.")
+    out.table("example", format_example_table(vanish))
     out.text("The forward pass carries the information fine; it is the backward pass\n"
              "that cannot deliver the blame.")
-    return VanishReport(decay, example, EXAMPLE_DISTANCE, 0.5 ** EXAMPLE_DISTANCE,
-                        1.2 ** EXAMPLE_DISTANCE, rho, s_max)
+    return vanish
 
 
 def report_clip(args, out):
-    threshold = args.threshold if args.threshold is not None else CLIP_THRESHOLD
-    seed = args.seed if args.seed is not None else CLIP_SEED
-    rows = compute_clipping(threshold=threshold, seed=seed)
-    out.text(f"Step 4: gradient clipping at norm {threshold:g} "
-             f"(numpy.random.default_rng({seed}), six-dimensional gradients)")
-    out.table("clipping", format_clipping_table(rows))
+    clipping = compute_clip(threshold=args.threshold if args.threshold is not None
+                            else CLIP_THRESHOLD,
+                            seed=args.seed if args.seed is not None else CLIP_SEED)
+    out.text(f"Step 4: gradient clipping at norm {clipping.threshold:g} "
+             f"(numpy.random.default_rng({clipping.seed}), six-dimensional gradients)")
+    out.table("clipping", format_clipping_table(clipping))
     out.text("The cosine is 1 every time: clipping changes the length of the step, never\n"
              "its direction. It stops explosions and does nothing for vanishing.")
-    return ClipReport(threshold, rows)
+    return clipping
 
 
 def measure_setting(args):
@@ -533,49 +561,38 @@ def measure_setting(args):
 def report_measure(args, out):
     H, seed = measure_setting(args)
     scale = args.input_scale if args.input_scale is not None else MEASURE_INPUT_SCALE
-    measured = compute_measure(input_scale=scale, H=H, seed=seed)
-    faded = [f"{m.radius:g}" for m in measured if m.norms[-1] < 1]
+    measure = compute_measure(input_scale=scale, H=H, seed=seed)
     out.text(f"Step 5: the gradient measured through a real tanh RNN "
-             f"(H = {H}, d = {MEASURE_INPUT}, random U rescaled to each spectral radius, "
+             f"(H = {H}, d = {measure.inputs}, random U rescaled to each spectral radius, "
              f"input scale {scale:g}: each unit's input W x_t has standard deviation {scale:g}; "
              f"seed {seed})")
-    out.table("measure", format_measure_table(measured))
-    faster = all(m.norms[-1] < m.predicted[-1] for m in measured)
+    out.table("measure", format_measure_table(measure))
     out.text("The linearised theory predicts rho^t. "
              + ("The measurement shrinks faster: each step also multiplies by tanh', which is "
                 "below 1 wherever a unit is not at zero, so the real per-step factor sits "
-                "below rho." if faster else
+                "below rho." if measure.faster else
                 "The measurement does not fall below it at every radius: inputs this small "
                 "leave the units near zero, where tanh' is close to 1, and a random U's "
                 "largest singular value is larger than its spectral radius.")
-             + f"\nAfter {MEASURE_STEPS} steps the gradient is below 1 for rho = "
-             f"{', '.join(faded) or 'none'}.")
-    tanh_primes = [m.mean_tanh_prime for m in measured]
-    top = max(measured, key=lambda m: m.radius)
-    return MeasureReport(H, MEASURE_INPUT, MEASURE_STEPS, seed, scale, EXAMPLE_DISTANCE,
-                         measured, min(tanh_primes), max(tanh_primes), top.radius,
-                         top.norms[0], top.norms[-1])
+             + f"\nAfter {measure.steps} steps the gradient is below 1 for rho = "
+             f"{', '.join(f'{r:g}' for r in measure.faded) or 'none'}.")
+    return measure
 
 
 def report_scales(args, out):
-    seed = args.seed if args.seed is not None else MEASURE_SEED
-    grid = compute_scales(seed=seed)
-    k = EXAMPLE_DISTANCE
-    out.text(f"Step 6: the measured norm of dh_{k}/dh_0 at other spectral radii and input "
-             f"scales (H = {MEASURE_HIDDEN}, d = {MEASURE_INPUT}, seed {seed}; input scale s: "
-             f"each unit's input W x_t has standard deviation s, 0 is no input)")
-    out.table("scales", format_scales_table(grid))
-    past = [[m.radius for m in column if m.norms[-1] > 1] for column in zip(*grid)]
+    scales = compute_scales(seed=args.seed if args.seed is not None else MEASURE_SEED)
+    out.text(f"Step 6: the measured norm of dh_{scales.distance}/dh_0 at other spectral radii "
+             f"and input scales (H = {scales.hidden}, d = {scales.inputs}, seed {scales.seed}; "
+             "input scale s: each unit's input W x_t has standard deviation s, 0 is no input)")
+    out.table("scales", format_scales_table(scales))
     out.text("The smaller the inputs, the closer the units stay to zero, where tanh' is 1,\n"
              "and the closer the measurement comes to rho^t: with no input at all it is\n"
              "the linear product U^t. Whether a radius above 1 explodes depends on how\n"
-             f"hard the inputs drive the units. After {MEASURE_STEPS} steps the norm is above "
+             f"hard the inputs drive the units. After {scales.steps} steps the norm is above "
              "1 for rho = "
-             + "; ".join(f"{', '.join(f'{r:g}' for r in radii) or 'none'} at input scale "
-                         f"{m.input_scale:g}" for radii, m in zip(past, grid[0])) + ".")
-    return ScalesReport(MEASURE_HIDDEN, MEASURE_INPUT, MEASURE_STEPS, seed, k,
-                        [row[0].radius for row in grid], [m.input_scale for m in grid[0]],
-                        grid, [[m.norms[k - 1] for m in row] for row in grid], past)
+             + "; ".join(f"{', '.join(f'{r:g}' for r in radii) or 'none'} at input scale {s:g}"
+                         for radii, s in zip(scales.past_one, scales.input_scales)) + ".")
+    return scales
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter

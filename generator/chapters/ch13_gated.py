@@ -10,7 +10,7 @@ CHAPTER = Chapter("ch13-gated.md", "gated.py")
 
 @CHAPTER.figure
 def lead(ctx):
-    hw = ctx.record("--highway").highway
+    hw = ctx.record("--highway")
     return ctx.lead([(name, hw.curve_distances, c) for name, c in zip(hw.columns, hw.curves)],
                     xlabel="steps back", ylabel="gradient surviving", ylog=True,
                     ylim=(1e-30, 30),
@@ -65,7 +65,7 @@ def gru_step(ctx):
 
 @CHAPTER.figure
 def highway(ctx):
-    hw = ctx.record("--highway").highway
+    hw = ctx.record("--highway")
 
     def draw(ax, colors):
         for name, curve, style in zip(hw.columns, hw.curves, ("-", "--", "-.", ":")):
