@@ -214,7 +214,7 @@ def test_the_recall_readouts_loss_and_gradients_are_the_references(attention):
 
 
 def test_the_scripts_own_gradcheck_passes_and_fails_when_a_backward_pass_is_wrong(monkeypatch):
-    rows = deeper.compute_gradcheck()
+    rows = deeper.compute_gradcheck().rows
     assert {r.model for r in rows} == {"stacked GRU, 2 layers", "bidirectional GRU",
                                        "encoder-decoder, without and with attention",
                                        "recall readout, without and with attention"}
@@ -224,14 +224,17 @@ def test_the_scripts_own_gradcheck_passes_and_fails_when_a_backward_pass_is_wron
     def wrong(S, E, a, dC, attention):  # drops the gradient through the weights
         return right(S, E, a, dC, attention & False)
     monkeypatch.setattr(deeper, "attend_backward", wrong)
-    broken = {(r.model, r.parameter): r.relative_error for r in deeper.compute_gradcheck()}
+    broken = {(r.model, r.parameter): r.relative_error
+              for r in deeper.compute_gradcheck().rows}
     assert broken[("encoder-decoder, without and with attention", "encoder W_h")] > 1e-3
     assert broken[("stacked GRU, 2 layers", "layer 1 W_h")] < 1e-6  # no attention there
 
 
 def test_a_failed_gradcheck_is_a_failed_run(monkeypatch, capsys):
-    monkeypatch.setattr(deeper, "compute_gradcheck", lambda: [
-        deeper.GradcheckRow("m", "p", 1, 1e-3, 1e-3)])
+    row = deeper.GradcheckRow(model="m", parameter="p", entries=1, largest_gap=1e-3,
+                              relative_error=1e-3)
+    monkeypatch.setattr(deeper, "compute_gradcheck", lambda: deeper.Gradcheck(
+        rows=[row], worst=row.relative_error, passed=False))
     assert deeper.main(["--gradcheck"]) == 1
     assert "NOT under 1e-6" in capsys.readouterr().out
 
@@ -470,7 +473,7 @@ def test_the_gradcheck_command_passes_and_sums_up_every_parameter(tmp_path):
     assert result.returncode == 0 and result.stderr == ""
     totals = [[c.strip() for c in line.strip("|").split("|")]
               for line in result.stdout.splitlines() if re.match(r"\| \w", line)][1:]
-    rows = deeper.compute_gradcheck()
+    rows = deeper.compute_gradcheck().rows
     model = deeper.stack_models([deeper.seq2seq_params(0, 3)], np.float64)
     assert sum("encoder-decoder" in r.model for r in rows) == len(deeper.leaves(model))
     # the table (the page's) adds up the parameters' checks, backward pass by pass

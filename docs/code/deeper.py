@@ -40,8 +40,9 @@ How the file reads, top to bottom:
                      and the training loops, each model trained once per run
     the experiments  their settings; the encoder-decoder tested; linear probes;
                      chapter 15's recall task read out by attention; the
-                     gradient check
-    what the site prints   one format_* per table, one report_* per flag
+                     gradient check; then one compute_* per flag, returning the
+                     record its report prints (every number the page quotes)
+    what the site prints   one report_* per flag, which only prints
     the harness      printing and the command line, the same in every script
 
 Every model is trained for several seeds side by side: every array has a
@@ -569,8 +570,10 @@ def train_labeller(ids, name, task, hidden, bidirectional, steps, seeds=SEEDS):
         return model, (curve_steps, curve, train_curve, loss.tolist(), acc.tolist())
 
     (model, (curve_steps, curve, train_curve, loss, acc)), seconds = memoised(key, train)
-    return model, LabellerRun(name, task, list(hidden), bidirectional, count_params(model),
-                              steps, curve_steps, curve, train_curve, loss, acc, seconds)
+    return model, LabellerRun(
+        name=name, task=task, hidden=list(hidden), bidirectional=bidirectional,
+        params=count_params(model), steps=steps, curve_steps=curve_steps, curve=curve,
+        train_curve=train_curve, position_loss=loss, position_accuracy=acc, seconds=seconds)
 
 
 def with_and_without(seeds):
@@ -643,6 +646,11 @@ BEAM_TRACED = (1, 2)  # --beam: the widths, beside the widest, whose every step 
 MAX_STEPS = 20_000  # the largest --steps accepted (--stacked then takes about 15 minutes)
 
 
+def mean_over_seeds(per_seed):
+    """[per seed] per row -> the mean of each row, as plain floats."""
+    return [float(np.mean(v)) for v in per_seed]
+
+
 # ----------------------------------------------------- the encoder-decoder tested on fixed strings
 
 def reversal_test(length, n=S2S_TEST):
@@ -707,7 +715,8 @@ def test_beam(model, width, lengths):
         outputs.append(output)
         scores.append(score)
     steps = float(np.mean([beam_steps(n, width) for n in lengths]))
-    return BeamTest(width, right, log_prob, outputs, scores, steps, time.process_time() - start)
+    return BeamTest(width=width, right=right, log_prob=log_prob, outputs=outputs, scores=scores,
+                    steps=steps, seconds=time.process_time() - start)
 
 
 @dataclass
@@ -776,6 +785,16 @@ def ridge_probe(F_train, y_train, F_test, y_test, classes):
     return float(((F_test @ W).argmax(axis=1) == y_test).mean())
 
 
+@dataclass
+class Probes:
+    probes: list  # what each probe decodes
+    columns: list  # the layers probed
+    accuracy: list  # per column, per probe, per seed
+    mean: list  # per column, per probe: the mean over the seeds
+    majority: list  # per probe: the share of the most common class
+    windows: int  # windows fitted, and as many tested
+
+
 def compute_probes(ids, models):
     """models: {name: trained labeller (M models)}. For every probe and every layer of
     every model: the probe's test accuracy per seed; and the majority class's."""
@@ -807,7 +826,9 @@ def compute_probes(ids, models):
                 per_probe.append(per_seed)
             accuracy.append(per_probe)
     majority = [float((y_test == np.bincount(y_fit).argmax()).mean()) for y_fit, y_test in targets]
-    return columns, accuracy, majority
+    return Probes(probes=list(PROBES), columns=columns, accuracy=accuracy,
+                  mean=[mean_over_seeds(column) for column in accuracy], majority=majority,
+                  windows=PROBE_WINDOWS)
 
 
 # ------------------------------------------------- chapter 15's recall task, read out by attention
@@ -986,6 +1007,13 @@ def central_difference(loss, model, p, i, eps=GRADCHECK["eps"]):
     return (values[0] - values[1]) / (2 * eps)
 
 
+@dataclass
+class Gradcheck:
+    rows: list  # GradcheckRow per parameter of every model
+    worst: float  # the largest relative error of all
+    passed: bool  # worst < 1e-6
+
+
 def compute_gradcheck(seed=0):
     """Every analytic gradient against central differences: one row per parameter."""
     rows = []
@@ -996,167 +1024,25 @@ def compute_gradcheck(seed=0):
                                 for i in np.ndindex(p.shape)]).reshape(p.shape)
             gap = float(np.abs(analytic - numeric).max())
             scale = float((np.abs(analytic) + np.abs(numeric)).max())
-            rows.append(GradcheckRow(name, parameter_name(path, gru), p.size, gap,
-                                     gap / max(scale, 1e-300)))
-    return rows
+            rows.append(GradcheckRow(model=name, parameter=parameter_name(path, gru),
+                                     entries=p.size, largest_gap=gap,
+                                     relative_error=gap / max(scale, 1e-300)))
+    worst = max(row.relative_error for row in rows)
+    return Gradcheck(rows=rows, worst=worst, passed=worst < 1e-6)
 
 
-# ===========================================================================
-# What the site prints: one format_* per table, the reports, the command line.
-# Everything above computes; everything below only formats and prints.
-# ===========================================================================
+# ---------------------------------------- what each report shows: one compute_* per flag
 
-def spread(values, digits=2):
-    """'6.52 (6.48-6.57)': the mean, then the lowest and highest, over seeds."""
-    return (f"{np.mean(values):.{digits}f} ({min(values):.{digits}f}-"
-            f"{max(values):.{digits}f})")
+# Each returns the record its report prints and returns: every number the page quotes,
+# computed here from the trained models; the reports below only print.
 
+def stacked_runs(ids, steps):
+    """The models of STACKS as language models, trained once per run: [(model, run)]."""
+    return [train_labeller(ids, name, "lm", hidden, False, steps) for name, hidden in STACKS]
 
-def format_stacked_table(runs):
-    rows = [(r.name, f"{r.params:,}", spread(np.exp(np.mean(r.position_loss, axis=0))))
-            for r in runs]
-    return format_table(("model", "parameters", f"val ppl, step {runs[0].steps:,}"), rows, "lrr")
-
-
-def format_curve_table(runs, curve="curve"):
-    """Perplexity along training: on validation windows (curve) or training windows
-    (train_curve)."""
-    rows = [(f"{step:,}",) + tuple(spread(getattr(r, curve)[k]) for r in runs)
-            for k, step in enumerate(runs[0].curve_steps)]
-    return format_table(("step",) + tuple(r.name for r in runs), rows, "r" * (len(runs) + 1))
-
-
-def format_probe_table(columns, accuracy, majority):
-    rows = [(probe, f"{majority[k]:.2f}") + tuple(spread(column[k]) for column in accuracy)
-            for k, probe in enumerate(PROBES)]
-    return format_table(("decoded from the state", "majority class") + tuple(columns), rows,
-                        "lr" + "r" * len(columns))
-
-
-def position_rows(runs, value, positions=(1, 2, 8, 16, 31)):
-    """Rows of a table by position: each of `positions`, then the last one, then all."""
-    T = len(runs[0].position_loss)
-    rows = [(f"t = {t}", "in the window") + tuple(spread(value(r, [t - 1])) for r in runs)
-            for t in positions]
-    rows.append((f"t = {T}", "after the window") + tuple(spread(value(r, [T - 1])) for r in runs))
-    rows.append(("all", "") + tuple(spread(value(r, list(range(T)))) for r in runs))
-    return rows
-
-
-def format_leak_table(runs):
-    def ppl(run, at):
-        return np.exp(np.mean(np.array(run.position_loss)[at], axis=0))
-    return format_table(("position", "the answer x_{t+1} is") + tuple(r.name for r in runs),
-                        position_rows(runs, ppl), "ll" + "r" * len(runs))
-
-
-def format_tagging_table(runs, majority):
-    def acc(run, at):
-        return np.mean(np.array(run.position_accuracy)[at], axis=0)
-    rows = position_rows(runs, acc)
-    rows = [row[:2] + (f"{majority[n]:.2f}",) + row[2:] for n, row in enumerate(rows)]
-    rows.append(("parameters", "", "") + tuple(f"{r.params:,}" for r in runs))
-    return format_table(("position", "the next character is", "always no")
-                        + tuple(r.name for r in runs), rows, "llr" + "r" * len(runs))
-
-
-def format_reverse_table(lengths, without, with_):
-    rows = [(n, spread(a), spread(b)) for n, a, b in zip(lengths, without, with_)]
-    return format_table(("length", "without attention", "with attention"), rows, "rrr")
-
-
-def format_weights_table(source, output, weights):
-    """One string's weights: a row per output step j and the symbol y_j it writes, a
-    column per input symbol and its position."""
-    header = ("j: y_j",) + tuple(f"{c} ({i})" for i, c in enumerate(source, 1))
-    rows = [(f"{j}: {output[j - 1]}",) + tuple(f"{w:.2f}" for w in row)
-            for j, row in enumerate(weights, 1)]
-    return format_table(header, rows, "l" + "r" * len(source))
-
-
-def format_alignment_table(lengths, mirror, near):
-    rows = [(n, spread(m), spread(x)) for n, m, x in zip(lengths, mirror, near)]
-    return format_table(("length", "weight on x_{n+1-j}", "on it and its neighbours"), rows,
-                        "rrr")
-
-
-def format_exposure_table(lengths, forced, free):
-    rows = [(n, spread(a), spread(b)) for n, a, b in zip(lengths, forced, free)]
-    return format_table(("length", "fed the true symbols", "fed its own outputs"), rows, "rrr")
-
-
-def format_beam_table(tests, shown, lengths):
-    rows = [(t.width, spread(np.mean(t.right, axis=0)),
-             *(spread(t.right[lengths.index(n)]) for n in shown),
-             spread(np.mean(t.log_prob, axis=0)), f"{t.steps:.1f}", f"{t.seconds:.2f}")
-            for t in tests]
-    header = ("width", "strings right, all lengths", *(f"at length {n}" for n in shown),
-              "mean log P(output)", "decoder steps per string", "CPU s")
-    return format_table(header, rows, "r" * len(header))
-
-
-def format_beam_example(rows):
-    """rows: (how, written, right, per-symbol log-probabilities)."""
-    body = [(how, written, "yes" if right else "no", f"{sum(lp):.2f}",
-             " ".join(f"{x:.2f}" for x in lp)) for how, written, right, lp in rows]
-    return format_table(("decoding", "written", "right", "log P(output)",
-                         "log P of each symbol, given those before"), body, "llrrl")
-
-
-def format_beam_trace(trace):
-    """Every step of every width: the beams kept, likeliest first, and which of them lead
-    to greedy decoding's output and to the beam's own."""
-    rows = []
-    for width, steps, final in zip(trace.widths, trace.steps, trace.outputs):
-        for j, beams in enumerate(steps, 1):
-            for written, lp in beams:
-                marks = [name for name, whole in (("greedy", trace.outputs[0]), ("final", final))
-                         if whole.startswith(written)]
-                rows.append((width, j, written, f"{lp:.2f}", ", ".join(marks)))
-    return format_table(("width", "step j", "kept: y_1 .. y_j", "log P", "leads to"), rows,
-                        "rrlrl")
-
-
-def format_recall_where(lags, first, largest, last, half):
-    rows = [(lag, spread(a, 3), spread(b, 3), spread(c, 3), spread(d, 1))
-            for lag, a, b, c, d in zip(lags, first, largest, last, half)]
-    return format_table(("lag", "a_1, on h_1", "largest a_t", "a_T, on h_T",
-                         "states holding half"), rows, "rrrrr")
-
-
-def format_recall_examples(examples):
-    rows = [(e.lag, e.sequence, e.tokens, e.answer, e.given) for e in examples]
-    return format_table(("lag", "sequence", "x_1 .. x_T", "answer", "model's answer"), rows,
-                        "rrlll")
-
-
-def format_recall_weights(examples):
-    """The weights of one lag's sequences: a row per step t, each sequence's x_t and a_t."""
-    header = ("t",) + tuple(f"{c} ({e.sequence})" for e in examples for c in ("x_t", "a_t"))
-    rows = [(t,) + tuple(cell for e in examples for cell in (e.tokens[t - 1],
-                                                              f"{e.weights[t - 1]:.3f}"))
-            for t in range(1, len(examples[0].tokens) + 1)]
-    return format_table(header, rows, "r" + "lr" * len(examples))
-
-
-def format_recall_table(lags, without, with_, widths=None):
-    rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
-    return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
-
-
-def format_gradcheck_summary(rows):
-    """One row per backward pass: its parameters, their entries and the worst error."""
-    models = list(dict.fromkeys(r.model for r in rows))
-    body = [(m, sum(r.model == m for r in rows), sum(r.entries for r in rows if r.model == m),
-             f"{max(r.relative_error for r in rows if r.model == m):.1e}") for m in models]
-    return format_table(("model", "parameters", "entries", "worst relative error"), body,
-                        "lrrr")
-
-
-# ----------------------------------------------------------------------- the reports, one per flag
 
 @dataclass
-class StackedRecord:
+class Stacked:
     steps: int
     seeds: list
     batch: int
@@ -1182,19 +1068,30 @@ class StackedRecord:
     seed_count: int  # seeds of every experiment
 
 
-@dataclass
-class ProbeRecord:
-    probes: list  # what each probe decodes
-    columns: list  # the layers probed
-    accuracy: list  # per column, per probe, per seed
-    mean: list  # per column, per probe: the mean over the seeds
-    majority: list  # per probe: the share of the most common class
-    windows: int  # windows fitted, and as many tested
+def compute_stacked(ids, steps):
+    """One GRU layer against two as language models: perplexity at the end and along the
+    way, and where each curve is lowest."""
+    runs = [run for _, run in stacked_runs(ids, steps)]
+    val = [np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs]
+    curve_mean = [mean_over_seeds(r.curve) for r in runs]
+    train_mean = [mean_over_seeds(r.train_curve) for r in runs]
+    best = [int(np.argmin(c)) for c in curve_mean]
+    train_chars = NUM_TRAIN + NUM_STEPS
+    return Stacked(
+        steps=steps, seeds=list(SEEDS), batch=LM_BATCH, lr=LR, runs=runs,
+        names=[r.name for r in runs], params=[r.params for r in runs], val_ppl=val,
+        mean_ppl=mean_over_seeds(val), best_step=[runs[0].curve_steps[b] for b in best],
+        best_ppl=[c[b] for c, b in zip(curve_mean, best)], curve_every=LM_EVERY,
+        curve_windows=LM_CURVE_VAL, val_windows=NUM_VAL, train_chars=train_chars,
+        reads=steps * LM_BATCH * NUM_STEPS / train_chars, curve_mean=curve_mean,
+        train_mean=train_mean, last_curve=[c[-1] for c in curve_mean],
+        best_train=[t[b] for t, b in zip(train_mean, best)],
+        last_train=[t[-1] for t in train_mean], clip=CLIP, seed_count=len(SEEDS))
 
 
 @dataclass
-class LeakRecord:
-    runs: list  # the one-direction model of --stacked, the bidirectional one
+class Leak:
+    runs: list  # the one-layer model of --stacked, one with either direction's budget, both
     names: list
     inside_ppl: list  # per model, per seed: validation perplexity at t = 1 .. T - 1
     last_ppl: list  # per model, per seed: at t = T
@@ -1206,8 +1103,32 @@ class LeakRecord:
     model_steps: list  # per model: its training steps
 
 
+def ppl_at(run, at):
+    """Per seed: the validation perplexity of `run` over the positions `at` (0-based)."""
+    return np.exp(np.mean(np.array(run.position_loss)[at], axis=0)).tolist()
+
+
+def compute_leak(ids, steps):
+    """A bidirectional GRU as a language model against two one-directional ones:
+    perplexity by position, inside the window and at its last step."""
+    one = stacked_runs(ids, steps)[0][1]
+    _, fair = train_labeller(ids, f"one direction, {BI_HIDDEN} units, {LEAK_STEPS} steps", "lm",
+                             (BI_HIDDEN,), False, LEAK_STEPS)
+    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN} units, {LEAK_STEPS} steps",
+                             "lm", (BI_HIDDEN,), True, LEAK_STEPS)
+    one.name = f"one direction, {one.hidden[0]} units, {one.steps} steps"
+    runs, T = [one, fair, both], NUM_STEPS
+    inside = [ppl_at(r, list(range(T - 1))) for r in runs]
+    last = [ppl_at(r, [T - 1]) for r in runs]
+    return Leak(runs=runs, names=[r.name for r in runs], inside_ppl=inside, last_ppl=last,
+                inside_mean=mean_over_seeds(inside), last_mean=mean_over_seeds(last),
+                position_ppl=[np.exp(r.position_loss).mean(axis=1).tolist() for r in runs],
+                steps=LEAK_STEPS, hidden=[r.hidden[0] for r in runs],
+                model_steps=[r.steps for r in runs])
+
+
 @dataclass
-class TaggingRecord:
+class Tagging:
     runs: list
     names: list
     inside_accuracy: list  # per model, per seed: at t = 1 .. T - 1
@@ -1220,8 +1141,35 @@ class TaggingRecord:
     bi_hidden: int  # units per direction of the bidirectional tagger
 
 
+def accuracy_at(run, at):
+    """Per seed: the validation accuracy of `run` over the positions `at` (0-based)."""
+    return np.mean(np.array(run.position_accuracy)[at], axis=0).tolist()
+
+
+TABLE_POSITIONS = (1, 2, 8, 16, 31)  # the rows of --leak's and --tagging's tables, then T, all
+
+
+def compute_tagging(ids):
+    """The last letter of a word, tagged by one direction and by both: accuracy by
+    position, and that of always saying no."""
+    _, one = train_labeller(ids, "one direction, h = 32", "tag", (32,), False, TAG_STEPS)
+    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN}", "tag", (BI_HIDDEN,), True,
+                             TAG_STEPS)
+    runs, T = [one, both], NUM_STEPS
+    tags = last_letter_tags(windows(ids)[1])
+    always_no = [float((tags[:, t - 1] == 0).mean()) for t in TABLE_POSITIONS + (T,)]
+    inside = [accuracy_at(r, list(range(T - 1))) for r in runs]
+    last = [accuracy_at(r, [T - 1]) for r in runs]
+    return Tagging(runs=runs, names=[r.name for r in runs], inside_accuracy=inside,
+                   last_accuracy=last, inside_mean=mean_over_seeds(inside),
+                   last_mean=mean_over_seeds(last),
+                   all_mean=[float(np.mean(accuracy_at(r, list(range(T))))) for r in runs],
+                   majority=always_no + [float((tags == 0).mean())], steps=TAG_STEPS,
+                   bi_hidden=BI_HIDDEN)
+
+
 @dataclass
-class ReverseRecord:
+class Reverse:
     steps: int
     lengths: list
     without: list  # per length, per seed: share of the test strings reversed exactly
@@ -1237,8 +1185,21 @@ class ReverseRecord:
     seconds: float
 
 
+def compute_reverse(steps):
+    """The encoder-decoder without and with attention on the test strings of every length:
+    the share reversed exactly."""
+    model, seconds = train_seq2seq(steps)
+    S, lengths = len(SEEDS), list(range(1, MAX_LEN + 1))
+    exact = [test_seq2seq(model, n)[0] for n in lengths]
+    without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
+    return Reverse(steps=steps, lengths=lengths, without=without, with_attention=with_,
+                   mean_without=mean_over_seeds(without), mean_with=mean_over_seeds(with_),
+                   params=count_params(model), hidden=S2S_HIDDEN, max_len=MAX_LEN, symbols=K,
+                   batch=S2S_BATCH, test_strings=S2S_TEST, seconds=seconds)
+
+
 @dataclass
-class AttentionRecord:
+class Attention:
     strings: list  # [source, output, weights (rows: output steps)] of seed 0's model
     lengths: list
     mirror: list  # per length, per seed: mean weight on x_{n+1-j}
@@ -1247,8 +1208,34 @@ class AttentionRecord:
     near_mean: list
 
 
+def compute_attention(steps, extra=None):
+    """The weights of seed 0's model with attention on the first test string of each of
+    SHOWN_LENGTHS (and on `extra`), and on every test string how much of them falls on
+    the symbol each output step must write."""
+    model, _ = train_seq2seq(steps)
+    S = len(SEEDS)
+    shown = ["".join(SYMBOLS[i] for i in reversal_test(n)[:, 0]) for n in SHOWN_LENGTHS]
+    strings = []
+    for text in shown + ([extra] if extra is not None else []):
+        source = np.array([SYMBOLS.index(c) for c in text])
+        batch = np.ascontiguousarray(np.broadcast_to(source[:, None, None], (len(text), 2 * S, 1)))
+        output, weights = decode(model, batch, with_and_without(SEEDS))
+        written = "".join(SYMBOLS[i] for i in output[:, S, 0])  # seed 0, with attention
+        strings.append([text, written, weights[S, 0].tolist()])
+    lengths = list(range(2, MAX_LEN + 1))
+    mirror, near = [], []
+    for n in lengths:
+        w = test_seq2seq(model, n)[3][S:]  # (S, strings, n, n): the models with attention
+        j = np.arange(n)
+        mirror.append(w[:, :, j, n - 1 - j].mean(axis=(1, 2)).tolist())
+        close = np.abs((n - 1 - j)[:, None] - j[None, :]) <= 1  # the mirror and its neighbours
+        near.append((w * close).sum(axis=-1).mean(axis=(1, 2)).tolist())
+    return Attention(strings=strings, lengths=lengths, mirror=mirror, near=near,
+                     mirror_mean=mean_over_seeds(mirror), near_mean=mean_over_seeds(near))
+
+
 @dataclass
-class ExposureRecord:
+class Exposure:
     lengths: list
     forced: list  # per length, per seed: share of symbols right when fed the truth
     free: list  # ... fed its own outputs
@@ -1261,8 +1248,27 @@ class ExposureRecord:
     free_strings_at: float
 
 
+def compute_exposure(steps):
+    """The models without attention decoded fed the true symbols and fed their own:
+    symbols and whole strings right, by length."""
+    model, _ = train_seq2seq(steps)
+    S = len(SEEDS)
+    lengths = list(range(2, MAX_LEN + 1, 2))
+    fed_truth = [test_seq2seq(model, n, True) for n in lengths]
+    fed_own = [test_seq2seq(model, n) for n in lengths]
+    forced, free = ([t[1][:S].tolist() for t in tested] for tested in (fed_truth, fed_own))
+    forced_strings, free_strings = ([t[0][:S].tolist() for t in tested]
+                                    for tested in (fed_truth, fed_own))
+    at = lengths.index(EXPOSURE_LENGTH)
+    return Exposure(lengths=lengths, forced=forced, free=free, forced_strings=forced_strings,
+                    free_strings=free_strings, length=EXPOSURE_LENGTH,
+                    forced_at=float(np.mean(forced[at])), free_at=float(np.mean(free[at])),
+                    forced_strings_at=float(np.mean(forced_strings[at])),
+                    free_strings_at=float(np.mean(free_strings[at])))
+
+
 @dataclass
-class BeamRecord:
+class Beam:
     widths: list
     lengths: list
     right: list  # per width, per seed: share of every test string reversed exactly
@@ -1279,8 +1285,48 @@ class BeamRecord:
     traces: list  # BeamTrace per string: what each width keeps at every step
 
 
+def compute_beam(steps):
+    """Beam search of every width of BEAM_WIDTHS on the models without attention: strings
+    right, log-probability and cost; the first string the widest beam gets right and
+    greedy decoding wrong, symbol by symbol; and every step of a few widths."""
+    model, _ = train_seq2seq(steps)
+    S, lengths = len(SEEDS), list(range(1, MAX_LEN + 1))
+    tests = [test_beam(model, w, lengths) for w in BEAM_WIDTHS]
+    plain = select_models(model, slice(0, S))
+    greedy_same = all(np.array_equal(decode(plain, np.ascontiguousarray(np.broadcast_to(
+        reversal_test(n)[:, None], (n, S, S2S_TEST))), np.zeros(S, bool))[0], out_n)
+        for n, out_n in zip(lengths, tests[0].outputs))
+    widest = tests[-1]
+    found = beam_example(lengths, tests[0], widest)
+    example = []
+    if found is not None:
+        n, i = found
+        source = reversal_test(n)[:, i]
+        rows = []
+        for how, test in (("greedy", tests[0]), (f"beam, width {widest.width}", widest)):
+            written = test.outputs[lengths.index(n)][:, 0, i]
+            lp = symbol_log_probs(select_models(plain, slice(0, 1)), source[:, None, None],
+                                  written[:, None, None], np.zeros(1, bool))[0, 0]
+            rows.append([how, "".join(SYMBOLS[c] for c in written),
+                         bool((written == source[::-1]).all()), lp.tolist()])
+        text = "".join(SYMBOLS[c] for c in source)
+        example = [text, text[::-1], rows]
+    traced = ([example[0]] if example else []) + [
+        "".join(SYMBOLS[c] for c in reversal_test(BEAM_SHOWN[0])[:, 0])]
+    right = [np.mean(t.right, axis=0).tolist() for t in tests]
+    log_prob = [np.mean(t.log_prob, axis=0).tolist() for t in tests]
+    return Beam(widths=list(BEAM_WIDTHS), lengths=lengths, right=right,
+                right_at=[t.right for t in tests], log_prob=log_prob,
+                mean_right=mean_over_seeds(right), mean_log_prob=mean_over_seeds(log_prob),
+                steps=[t.steps for t in tests], seconds=[t.seconds for t in tests],
+                greedy_same=greedy_same, example=example, example_width=widest.width,
+                model_steps=steps,
+                traces=[beam_trace(plain, text, BEAM_TRACED + (widest.width,))
+                        for text in traced])
+
+
 @dataclass
-class RecallRecord:
+class Recall:
     lags: list
     steps: int
     without: list  # per lag, per seed: test accuracy
@@ -1309,12 +1355,104 @@ class RecallExample:
     weights: list  # a_1 .. a_T
 
 
-@dataclass
-class GradcheckRecord:
-    rows: list
-    worst: float
-    passed: bool  # worst < 1e-6
+def compute_recall(lags, steps):
+    """The recall task at each lag without and with attention: test accuracy, where the
+    models with attention read, and seed 0's first test sequences with their weights."""
+    S = len(R_SEEDS)
+    trained = [train_recall(lag, steps) for lag in lags]  # ((accuracy, model), seconds)
+    where = {"first": [], "largest": [], "last": [], "half": []}
+    examples = []
+    for lag, ((_, model), _) in zip(lags, trained):
+        X, Y = recall_test(lag)
+        a, given = recall_weights(model, twice(X), with_and_without(R_SEEDS))
+        a, given = a[S:], given[S:]  # the models with attention: (seeds, sequences, T)
+        share = np.cumsum(-np.sort(-a, axis=-1), axis=-1)  # the largest weights first
+        for name, value in (("first", a[..., 0]), ("largest", a.max(axis=-1)),
+                            ("last", a[..., -1]), ("half", 1 + (share < 0.5).sum(axis=-1))):
+            where[name].append(value.mean(axis=-1).tolist())
+        for b in range(R_EXAMPLES):
+            examples.append(RecallExample(
+                lag=lag, sequence=b + 1, tokens="".join(R_SHOWN[x] for x in X[:, 0, b]),
+                answer=R_SHOWN[Y[0, b]], given=R_SHOWN[given[0, b]],
+                weights=a[0, b].astype(float).tolist()))
+    without = [accuracy[:S] for (accuracy, _), _ in trained]
+    with_ = [accuracy[S:] for (accuracy, _), _ in trained]
+    return Recall(lags=list(lags), steps=steps, without=without, with_attention=with_,
+                  mean_without=mean_over_seeds(without), mean_with=mean_over_seeds(with_),
+                  chance=1 / R_K, hidden=R_HIDDEN, seconds=sum(s for _, s in trained),
+                  first=where["first"], largest=where["largest"], last=where["last"],
+                  half=where["half"], first_mean=mean_over_seeds(where["first"]),
+                  half_mean=mean_over_seeds(where["half"]), examples=examples)
 
+
+# ===========================================================================
+# What the site prints: the reports, one per flag, and the command line.
+# Everything above computes; everything below only formats and prints.
+# ===========================================================================
+
+def spread(values, digits=2):
+    """'6.52 (6.48-6.57)': the mean, then the lowest and highest, over seeds."""
+    return (f"{np.mean(values):.{digits}f} ({min(values):.{digits}f}-"
+            f"{max(values):.{digits}f})")
+
+
+def format_curve_table(runs, curve="curve"):
+    """Perplexity along training: on validation windows (curve) or training windows
+    (train_curve)."""
+    rows = [(f"{step:,}",) + tuple(spread(getattr(r, curve)[k]) for r in runs)
+            for k, step in enumerate(runs[0].curve_steps)]
+    return format_table(("step",) + tuple(r.name for r in runs), rows, "r" * (len(runs) + 1))
+
+
+def position_rows(runs, value, before=lambda n: ()):
+    """--leak's and --tagging's tables: a row per position of TABLE_POSITIONS, then the
+    last one, then all; value(run, positions) per seed; before(n): cells of row n."""
+    T = len(runs[0].position_loss)
+    rows = [(f"t = {t}", "in the window") for t in TABLE_POSITIONS]
+    rows += [(f"t = {T}", "after the window"), ("all", "")]
+    at = [[t - 1] for t in TABLE_POSITIONS] + [[T - 1], list(range(T))]
+    return [row + before(n) + tuple(spread(value(r, a)) for r in runs)
+            for n, (row, a) in enumerate(zip(rows, at))]
+
+
+def format_weights_table(source, output, weights):
+    """One string's weights: a row per output step j and the symbol y_j it writes, a
+    column per input symbol and its position."""
+    header = ("j: y_j",) + tuple(f"{c} ({i})" for i, c in enumerate(source, 1))
+    rows = [(f"{j}: {output[j - 1]}",) + tuple(f"{w:.2f}" for w in row)
+            for j, row in enumerate(weights, 1)]
+    return format_table(header, rows, "l" + "r" * len(source))
+
+
+def format_beam_trace(trace):
+    """Every step of every width: the beams kept, likeliest first, and which of them lead
+    to greedy decoding's output and to the beam's own."""
+    rows = []
+    for width, steps, final in zip(trace.widths, trace.steps, trace.outputs):
+        for j, beams in enumerate(steps, 1):
+            for written, lp in beams:
+                marks = [name for name, whole in (("greedy", trace.outputs[0]), ("final", final))
+                         if whole.startswith(written)]
+                rows.append((width, j, written, f"{lp:.2f}", ", ".join(marks)))
+    return format_table(("width", "step j", "kept: y_1 .. y_j", "log P", "leads to"), rows,
+                        "rrlrl")
+
+
+def format_recall_weights(examples):
+    """The weights of one lag's sequences: a row per step t, each sequence's x_t and a_t."""
+    header = ("t",) + tuple(f"{c} ({e.sequence})" for e in examples for c in ("x_t", "a_t"))
+    rows = [(t,) + tuple(cell for e in examples for cell in (e.tokens[t - 1],
+                                                              f"{e.weights[t - 1]:.3f}"))
+            for t in range(1, len(examples[0].tokens) + 1)]
+    return format_table(header, rows, "r" + "lr" * len(examples))
+
+
+def format_recall_table(lags, without, with_, widths=None):
+    rows = [(lag, spread(a), spread(b)) for lag, a, b in zip(lags, without, with_)]
+    return format_table(("lag", "without attention", "with attention"), rows, "rrr", widths)
+
+
+# ----------------------------------------------------------------------- the reports, one per flag
 
 def corpus_of(args):
     return read_corpus(args.corpus or CORPUS)
@@ -1324,158 +1462,97 @@ def steps_of(args, default):
     return args.steps if args.steps is not None else default
 
 
-def stacked_runs(args):
-    ids = corpus_of(args)
-    steps = steps_of(args, LM_STEPS)
-    return ids, [train_labeller(ids, name, "lm", hidden, False, steps) for name, hidden in STACKS]
-
-
 def report_stacked(args, out):
-    ids, trained = stacked_runs(args)
-    runs = [run for _, run in trained]
+    r = compute_stacked(corpus_of(args), steps_of(args, LM_STEPS))
     out.text(f"One GRU layer against two, as language models of The Time Machine: d2l's "
              f"windows ({NUM_TRAIN:,} training and {NUM_VAL:,} validation windows of "
-             f"{NUM_STEPS} characters), {runs[0].steps:,} steps of Adam (learning rate {LR:g}, "
+             f"{NUM_STEPS} characters), {r.steps:,} steps of Adam (learning rate {LR:g}, "
              f"batches of {LM_BATCH}, gradients clipped to norm {CLIP:g}), seeds "
              f"{', '.join(map(str, SEEDS))}. Validation perplexity on all {NUM_VAL:,} windows "
              f"after the last step: mean (lowest-highest) over the seeds.")
-    out.table("stacked", format_stacked_table(runs))
+    out.table("stacked", format_table(
+        ("model", "parameters", f"val ppl, step {r.steps:,}"),
+        [(name, f"{params:,}", spread(val)) for name, params, val
+         in zip(r.names, r.params, r.val_ppl)], "lrr"))
     out.text(f"Along the way, every {LM_EVERY} steps, on {LM_CURVE_VAL} of the validation "
              f"windows (every {NUM_VAL // LM_CURVE_VAL}th):")
-    out.table("curve", format_curve_table(runs))
+    out.table("curve", format_curve_table(r.runs))
     out.text(f"Training perplexity at the same steps, on {LM_CURVE_VAL} of the training windows "
              f"(every {NUM_TRAIN // LM_CURVE_VAL}th): how well each model fits the text it "
              f"trains on.")
-    out.table("fit", format_curve_table(runs, "train_curve"))
-    out.text("time: " + ", ".join(f"{r.name} {r.seconds:.1f} s" for r in runs)
+    out.table("fit", format_curve_table(r.runs, "train_curve"))
+    out.text("time: " + ", ".join(f"{run.name} {run.seconds:.1f} s" for run in r.runs)
              + " of CPU for the three seeds")
-    val = [np.exp(np.mean(r.position_loss, axis=0)).tolist() for r in runs]
-    curve_means = [[float(np.mean(point)) for point in r.curve] for r in runs]
-    train_means = [[float(np.mean(point)) for point in r.train_curve] for r in runs]
-    best = [int(np.argmin(c)) for c in curve_means]
-    train_chars = NUM_TRAIN + NUM_STEPS
-    return StackedRecord(runs[0].steps, list(SEEDS), LM_BATCH, LR, runs, [r.name for r in runs],
-                         [r.params for r in runs], val, [float(np.mean(v)) for v in val],
-                         [runs[0].curve_steps[b] for b in best],
-                         [c[b] for c, b in zip(curve_means, best)], LM_EVERY, LM_CURVE_VAL,
-                         NUM_VAL, train_chars, runs[0].steps * LM_BATCH * NUM_STEPS / train_chars,
-                         curve_means, train_means, [c[-1] for c in curve_means],
-                         [t[b] for t, b in zip(train_means, best)], [t[-1] for t in train_means],
-                         CLIP, len(SEEDS))
+    return r
 
 
 def report_layers(args, out):
-    ids, trained = stacked_runs(args)
-    models = {"1 layer": trained[0][0], "2 layers": trained[2][0]}
-    columns, accuracy, majority = compute_probes(ids, models)
+    ids = corpus_of(args)
+    trained = stacked_runs(ids, steps_of(args, LM_STEPS))
+    r = compute_probes(ids, {"1 layer": trained[0][0], "2 layers": trained[2][0]})
     out.text(f"What each layer's state holds: a linear probe (least squares on the state, "
              f"one output per class) fitted on {PROBE_WINDOWS} training windows and tested on "
              f"{PROBE_WINDOWS} validation windows, at positions 2 to {NUM_STEPS}; the models "
              f"of --stacked with h = 32. Test accuracy, mean (lowest-highest) over the seeds; "
              f"the letters of the word so far count 0 (a space) to 5 or more.")
-    out.table("probes", format_probe_table(columns, accuracy, majority))
-    mean = [[float(np.mean(seeds)) for seeds in column] for column in accuracy]
-    return ProbeRecord(list(PROBES), columns, accuracy, mean, majority, PROBE_WINDOWS)
+    rows = [(probe, f"{r.majority[k]:.2f}") + tuple(spread(column[k]) for column in r.accuracy)
+            for k, probe in enumerate(r.probes)]
+    out.table("probes", format_table(("decoded from the state", "majority class")
+                                     + tuple(r.columns), rows, "lr" + "r" * len(r.columns)))
+    return r
 
 
 def report_leak(args, out):
-    ids, trained = stacked_runs(args)
-    one = trained[0][1]
-    _, fair = train_labeller(ids, f"one direction, {BI_HIDDEN} units, {LEAK_STEPS} steps", "lm",
-                             (BI_HIDDEN,), False, LEAK_STEPS)
-    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN} units, {LEAK_STEPS} steps",
-                             "lm", (BI_HIDDEN,), True, LEAK_STEPS)
-    one.name = f"one direction, {one.hidden[0]} units, {one.steps} steps"
-    runs = [one, fair, both]
-    T = NUM_STEPS
+    r = compute_leak(corpus_of(args), steps_of(args, LM_STEPS))
+    one, _, both = r.runs
     out.text(f"A bidirectional GRU ({BI_HIDDEN} units each way, {both.params:,} parameters) "
              f"trained as a language model for {LEAK_STEPS} steps, against two one-directional "
              f"GRUs: the one-layer GRU of --stacked ({one.hidden[0]} units, {one.steps} steps) and "
              f"one with the budget of either direction ({BI_HIDDEN} units, {LEAK_STEPS} steps). "
              f"All three: Adam (learning rate {LR:g}), batches of {LM_BATCH}, seeds "
              f"{', '.join(map(str, SEEDS))}. At step t each predicts x_{{t+1}}; the backward "
-             f"GRU has read x_{T} .. x_t, which holds x_{{t+1}} for every t but the last. "
-             f"Validation perplexity by position, mean (lowest-highest) over the seeds:")
-    out.table("leak", format_leak_table(runs))
-
-    def ppl(run, at):
-        return np.exp(np.mean(np.array(run.position_loss)[at], axis=0)).tolist()
-    inside, last = [ppl(r, list(range(T - 1))) for r in runs], [ppl(r, [T - 1]) for r in runs]
-    return LeakRecord(runs, [r.name for r in runs], inside, last,
-                      [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
-                      [np.exp(r.position_loss).mean(axis=1).tolist() for r in runs], LEAK_STEPS,
-                      [r.hidden[0] for r in runs], [r.steps for r in runs])
+             f"GRU has read x_{NUM_STEPS} .. x_t, which holds x_{{t+1}} for every t but the "
+             f"last. Validation perplexity by position, mean (lowest-highest) over the seeds:")
+    out.table("leak", format_table(("position", "the answer x_{t+1} is") + tuple(r.names),
+                                   position_rows(r.runs, ppl_at),
+                                   "ll" + "r" * len(r.runs)))
+    return r
 
 
 def report_tagging(args, out):
-    ids = corpus_of(args)
-    _, one = train_labeller(ids, "one direction, h = 32", "tag", (32,), False, TAG_STEPS)
-    _, both = train_labeller(ids, f"both directions, 2 x {BI_HIDDEN}", "tag", (BI_HIDDEN,), True,
-                             TAG_STEPS)
-    runs = [one, both]
-    _, val_w = windows(ids)
-    tags = last_letter_tags(val_w)
-    T = NUM_STEPS
-    always_no = [float((tags[:, t - 1] == 0).mean()) for t in (1, 2, 8, 16, 31)]
-    always_no += [float((tags[:, T - 1] == 0).mean()), float((tags == 0).mean())]
+    r = compute_tagging(corpus_of(args))
+    one, both = r.runs
     out.text(f"Tagging each character of d2l's windows: 1 if it is the last letter of its word "
              f"(the next character is a space), else 0. A one-directional GRU ({one.params:,} "
              f"parameters) against a bidirectional one ({both.params:,}), {TAG_STEPS} steps "
              f"each, as in --stacked. Validation accuracy by position, mean (lowest-highest) "
              f"over the seeds; 'always no' is the share of 0 tags:")
-    out.table("tagging", format_tagging_table(runs, always_no))
-
-    def acc(run, at):
-        return np.mean(np.array(run.position_accuracy)[at], axis=0).tolist()
-    inside, last = [acc(r, list(range(T - 1))) for r in runs], [acc(r, [T - 1]) for r in runs]
-    return TaggingRecord(runs, [r.name for r in runs], inside, last,
-                         [float(np.mean(v)) for v in inside], [float(np.mean(v)) for v in last],
-                         [float(np.mean(acc(r, list(range(T))))) for r in runs], always_no,
-                         TAG_STEPS, BI_HIDDEN)
-
-
-def reversal_models(args):
-    steps = steps_of(args, S2S_STEPS)
-    model, seconds = train_seq2seq(steps)
-    return steps, model, seconds
+    rows = position_rows(r.runs, accuracy_at, lambda n: (f"{r.majority[n]:.2f}",))
+    rows.append(("parameters", "", "") + tuple(f"{run.params:,}" for run in r.runs))
+    out.table("tagging", format_table(("position", "the next character is", "always no")
+                                      + tuple(r.names), rows, "llr" + "r" * len(r.runs)))
+    return r
 
 
 def report_reverse(args, out):
-    steps, model, seconds = reversal_models(args)
-    S = len(SEEDS)
-    lengths = list(range(1, MAX_LEN + 1))
-    exact = [test_seq2seq(model, n)[0] for n in lengths]
-    params = count_params(model)
+    r = compute_reverse(steps_of(args, S2S_STEPS))
     out.text(f"Reversing strings of 1 to {MAX_LEN} symbols from {K} ('{SYMBOLS}'): a GRU "
-             f"encoder and a GRU decoder of {S2S_HIDDEN} units ({params:,} parameters), trained "
-             f"with teacher forcing, {steps:,} steps of {S2S_BATCH} strings of one length; "
-             f"the same models with attention (the same parameters: attention adds none). "
-             f"Tested on {S2S_TEST} fixed strings per length, greedy, the decoder reading its "
-             f"own outputs: the share reversed without an error, mean (lowest-highest) over "
-             f"seeds {', '.join(map(str, SEEDS))}.")
-    out.table("reverse", format_reverse_table(lengths, [e[:S] for e in exact],
-                                              [e[S:] for e in exact]))
-    out.text(f"time: {seconds:.1f} s of CPU for the {2 * S} models")
-    without, with_ = [e[:S].tolist() for e in exact], [e[S:].tolist() for e in exact]
-    return ReverseRecord(steps, lengths, without, with_, [float(np.mean(v)) for v in without],
-                         [float(np.mean(v)) for v in with_], params, S2S_HIDDEN, MAX_LEN, K,
-                         S2S_BATCH, S2S_TEST, seconds)
+             f"encoder and a GRU decoder of {S2S_HIDDEN} units ({r.params:,} parameters), "
+             f"trained with teacher forcing, {r.steps:,} steps of {S2S_BATCH} strings of one "
+             f"length; the same models with attention (the same parameters: attention adds "
+             f"none). Tested on {S2S_TEST} fixed strings per length, greedy, the decoder "
+             f"reading its own outputs: the share reversed without an error, mean "
+             f"(lowest-highest) over seeds {', '.join(map(str, SEEDS))}.")
+    rows = [(n, spread(a), spread(b)) for n, a, b in zip(r.lengths, r.without, r.with_attention)]
+    out.table("reverse", format_table(("length", "without attention", "with attention"), rows,
+                                      "rrr"))
+    out.text(f"time: {r.seconds:.1f} s of CPU for the {2 * len(SEEDS)} models")
+    return r
 
 
 def report_attention(args, out):
-    _, model, _ = reversal_models(args)
-    S = len(SEEDS)
-    shown = [reversal_test(n)[:, 0] for n in SHOWN_LENGTHS]
-    if args.string is not None:
-        shown.append(np.array([SYMBOLS.index(c) for c in args.string]))
-    strings = []
-    for number, source in enumerate(shown, start=1):
-        n = len(source)
-        batch = np.ascontiguousarray(np.broadcast_to(source[:, None, None], (n, 2 * S, 1)))
-        output, weights = decode(model, batch, with_and_without(SEEDS))
-        text = "".join(SYMBOLS[i] for i in source)
-        written = "".join(SYMBOLS[i] for i in output[:, S, 0])  # seed 0, with attention
-        w = weights[S, 0]
+    r = compute_attention(steps_of(args, S2S_STEPS), args.string)
+    for number, (text, written, weights) in enumerate(r.strings, start=1):
         if number in (2, 3):  # drawn as heat maps beside the first; a table is too wide
             out.text(f"String {number}: '{text}', written back as '{written}' (its weights "
                      f"are drawn in the chapter's heat maps).")
@@ -1483,101 +1560,69 @@ def report_attention(args, out):
             out.text(f"String {number}: '{text}', written back as '{written}' by the model "
                      f"with attention (seed {SEEDS[0]}). Its weights a_ji, a row per output "
                      f"step:")
-            out.table(f"weights_{number}", format_weights_table(text, written, w))
-        strings.append([text, written, w.tolist()])
-    lengths = list(range(2, MAX_LEN + 1))
-    mirror, near = [], []
-    for n in lengths:
-        w = test_seq2seq(model, n)[3][S:]  # (S, strings, n, n): the models with attention
-        j = np.arange(n)
-        mirror.append(w[:, :, j, n - 1 - j].mean(axis=(1, 2)).tolist())
-        close = np.abs((n - 1 - j)[:, None] - j[None, :]) <= 1  # the mirror and its neighbours
-        near.append((w * close).sum(axis=-1).mean(axis=(1, 2)).tolist())
+            out.table(f"weights_{number}", format_weights_table(text, written, weights))
     out.text(f"On all {S2S_TEST} test strings of each length: the mean weight that output step "
              f"j puts on x_{{n+1-j}}, the symbol it must write, and on it and the symbols beside "
              f"it; mean (lowest-highest) over the seeds:")
-    out.table("alignment", format_alignment_table(lengths, mirror, near))
-    return AttentionRecord(strings, lengths, mirror, near, [float(np.mean(m)) for m in mirror],
-                           [float(np.mean(x)) for x in near])
+    rows = [(n, spread(m), spread(x)) for n, m, x in zip(r.lengths, r.mirror, r.near)]
+    out.table("alignment", format_table(("length", "weight on x_{n+1-j}",
+                                         "on it and its neighbours"), rows, "rrr"))
+    return r
 
 
 def report_exposure(args, out):
-    _, model, _ = reversal_models(args)
-    S = len(SEEDS)
-    lengths = list(range(2, MAX_LEN + 1, 2))
-    fed_truth = [test_seq2seq(model, n, True) for n in lengths]
-    fed_own = [test_seq2seq(model, n) for n in lengths]
-    forced, free = ([t[1][:S].tolist() for t in tested] for tested in (fed_truth, fed_own))
-    at = lengths.index(EXPOSURE_LENGTH)
+    r = compute_exposure(steps_of(args, S2S_STEPS))
     out.text("Teacher forcing: in training the decoder reads the true previous symbol; at test "
              "time it reads its own. The models without attention of --reverse, on its test "
              "strings, decoded both ways: the share of the symbols right, mean "
              "(lowest-highest) over the seeds.")
-    out.table("exposure", format_exposure_table(lengths, forced, free))
-    f_at, o_at = float(np.mean(forced[at])), float(np.mean(free[at]))
-    strings = [[t[0][:S].tolist() for t in tested] for tested in (fed_truth, fed_own)]
-    fs_at, os_at = (float(np.mean(per_length[at])) for per_length in strings)
-    out.text(f"At length {EXPOSURE_LENGTH}: {f_at:.2f} of the symbols right when fed the truth, "
-             f"{o_at:.2f} when fed its own outputs. Whole strings right at that length: "
-             f"{fs_at:.2f} fed the truth, {os_at:.2f} fed its own outputs.")
-    return ExposureRecord(lengths, forced, free, strings[0], strings[1], EXPOSURE_LENGTH, f_at,
-                          o_at, fs_at, os_at)
+    rows = [(n, spread(a), spread(b)) for n, a, b in zip(r.lengths, r.forced, r.free)]
+    out.table("exposure", format_table(("length", "fed the true symbols", "fed its own outputs"),
+                                       rows, "rrr"))
+    out.text(f"At length {r.length}: {r.forced_at:.2f} of the symbols right when fed the truth, "
+             f"{r.free_at:.2f} when fed its own outputs. Whole strings right at that length: "
+             f"{r.forced_strings_at:.2f} fed the truth, {r.free_strings_at:.2f} fed its own "
+             f"outputs.")
+    return r
 
 
 def report_beam(args, out):
-    steps, model, _ = reversal_models(args)
-    S, lengths = len(SEEDS), list(range(1, MAX_LEN + 1))
-    tests = [test_beam(model, w, lengths) for w in BEAM_WIDTHS]
-    plain = select_models(model, slice(0, S))
-    greedy_same = all(np.array_equal(decode(plain, np.ascontiguousarray(np.broadcast_to(
-        reversal_test(n)[:, None], (n, S, S2S_TEST))), np.zeros(S, bool))[0], out_n)
-        for n, out_n in zip(lengths, tests[0].outputs))
-    out.text(f"Beam search on the models without attention of --reverse ({steps:,} steps), on "
-             f"its {S2S_TEST} test strings of each length 1 to {MAX_LEN}: the decoder keeps the "
-             f"width likeliest partial outputs, extends each by every symbol and keeps the "
-             f"width likeliest of those; width 1 is greedy decoding"
-             f"{'' if greedy_same else ' (NOT the same outputs as decode)'}. Share of the "
+    r = compute_beam(steps_of(args, S2S_STEPS))
+    out.text(f"Beam search on the models without attention of --reverse ({r.model_steps:,} "
+             f"steps), on its {S2S_TEST} test strings of each length 1 to {MAX_LEN}: the "
+             f"decoder keeps the width likeliest partial outputs, extends each by every symbol "
+             f"and keeps the width likeliest of those; width 1 is greedy decoding"
+             f"{'' if r.greedy_same else ' (NOT the same outputs as decode)'}. Share of the "
              f"strings reversed exactly and the mean log-probability of the output chosen, "
              f"mean (lowest-highest) over seeds {', '.join(map(str, SEEDS))}; the search's cost "
              f"in decoder steps per string and CPU time for all seeds.")
-    out.table("beam", format_beam_table(tests, BEAM_SHOWN, lengths))
-    widest = tests[-1]
-    found = beam_example(lengths, tests[0], widest)
-    example = []
-    if found is None:
+    at = [r.lengths.index(n) for n in BEAM_SHOWN]
+    header = ("width", "strings right, all lengths", *(f"at length {n}" for n in BEAM_SHOWN),
+              "mean log P(output)", "decoder steps per string", "CPU s")
+    rows = [(width, spread(right), *(spread(right_at[k]) for k in at), spread(log_prob),
+             f"{steps:.1f}", f"{seconds:.2f}") for width, right, right_at, log_prob, steps,
+            seconds in zip(r.widths, r.right, r.right_at, r.log_prob, r.steps, r.seconds)]
+    out.table("beam", format_table(header, rows, "r" * len(header)))
+    if not r.example:
         out.text(f"No test string that greedy decoding gets wrong is right at width "
-                 f"{widest.width} for seed {SEEDS[0]}.")
+                 f"{r.example_width} for seed {SEEDS[0]}.")
     else:
-        n, i = found
-        source = reversal_test(n)[:, i]
-        rows = []
-        for how, test in (("greedy", tests[0]), (f"beam, width {widest.width}", widest)):
-            written = test.outputs[lengths.index(n)][:, 0, i]
-            lp = symbol_log_probs(select_models(plain, slice(0, 1)), source[:, None, None],
-                                  written[:, None, None], np.zeros(1, bool))[0, 0]
-            rows.append((how, "".join(SYMBOLS[c] for c in written),
-                         bool((written == source[::-1]).all()), lp.tolist()))
-        text = "".join(SYMBOLS[c] for c in source)
+        text, target, decodings = r.example
         out.text(f"The first test string greedy decoding gets wrong and the beam of width "
-                 f"{widest.width} gets right (seed {SEEDS[0]}): '{text}', to be written "
-                 f"'{text[::-1]}'.")
-        out.table("beam_example", format_beam_example(rows))
-        example = [text, text[::-1], [list(r) for r in rows]]
-    traced = ([example[0]] if example else []) + [
-        "".join(SYMBOLS[c] for c in reversal_test(BEAM_SHOWN[0])[:, 0])]
-    traces = [beam_trace(plain, text, BEAM_TRACED + (widest.width,)) for text in traced]
-    for number, trace in enumerate(traces, start=1):
+                 f"{r.example_width} gets right (seed {SEEDS[0]}): '{text}', to be written "
+                 f"'{target}'.")
+        rows = [(how, written, "yes" if right else "no", f"{sum(lp):.2f}",
+                 " ".join(f"{x:.2f}" for x in lp)) for how, written, right, lp in decodings]
+        out.table("beam_example", format_table(
+            ("decoding", "written", "right", "log P(output)",
+             "log P of each symbol, given those before"), rows, "llrrl"))
+    for number, trace in enumerate(r.traces, start=1):
         out.text(f"Step by step (seed {SEEDS[0]}), '{trace.source}', to be written "
                  f"'{trace.target}': the beams each width keeps after every step, likeliest "
                  f"first, their log P(y_1 .. y_j), and whether they lead to greedy "
                  f"decoding's output ('{trace.outputs[0]}') or to the beam's own.")
         out.table(f"beam_steps_{number}", format_beam_trace(trace))
-    right = [np.mean(t.right, axis=0).tolist() for t in tests]
-    log_prob = [np.mean(t.log_prob, axis=0).tolist() for t in tests]
-    return BeamRecord(list(BEAM_WIDTHS), lengths, right, [t.right for t in tests], log_prob,
-                      [float(np.mean(r)) for r in right], [float(np.mean(lp)) for lp in log_prob],
-                      [t.steps for t in tests], [t.seconds for t in tests], greedy_same, example,
-                      widest.width, steps, traces)
+    return r
 
 
 def report_recall(args, out):
@@ -1593,59 +1638,36 @@ def report_recall(args, out):
              f"{1 / R_K:.2f}.")
     widths = [4, 16, 16]
     out.table("recall", format_recall_table([], [], [], widths))
-    without, with_, seconds, models = [], [], 0.0, []
-    for lag in lags:
-        (accuracy, model), s = train_recall(lag, steps)
-        without.append(accuracy[:S])
-        with_.append(accuracy[S:])
-        models.append(model)
-        seconds += s
+    for lag in lags:  # a row as each lag is trained; compute_recall reads the same models
+        (accuracy, _), _ = train_recall(lag, steps)
         out.row("recall", format_recall_table([lag], [accuracy[:S]], [accuracy[S:]],
                                               widths).splitlines()[-1])
-    out.text(f"time: {seconds:.1f} s of CPU")
-    where = {"first": [], "largest": [], "last": [], "half": []}
-    examples = []
-    for lag, model in zip(lags, models):
-        X, Y = recall_test(lag)
-        a, given = recall_weights(model, twice(X), with_and_without(R_SEEDS))
-        a, given = a[S:], given[S:]  # the models with attention: (seeds, sequences, T)
-        share = np.cumsum(-np.sort(-a, axis=-1), axis=-1)  # the largest weights first
-        for name, value in (("first", a[..., 0]), ("largest", a.max(axis=-1)),
-                            ("last", a[..., -1]), ("half", 1 + (share < 0.5).sum(axis=-1))):
-            where[name].append(value.mean(axis=-1).tolist())
-        for b in range(R_EXAMPLES):
-            examples.append(RecallExample(
-                lag=lag, sequence=b + 1, tokens="".join(R_SHOWN[x] for x in X[:, 0, b]),
-                answer=R_SHOWN[Y[0, b]], given=R_SHOWN[given[0, b]],
-                weights=a[0, b].astype(float).tolist()))
+    r = compute_recall(lags, steps)
+    out.text(f"time: {r.seconds:.1f} s of CPU")
     out.text(f"Where the models with attention read: the weight a_t = softmax over t of "
              f"h_T . h_t on the state h_1 after the symbol, the largest weight of a sequence, "
              f"the weight on the query's own state h_T, and how many states, the heaviest "
              f"first, hold half the weight. Means over the {R_TEST} test sequences, mean "
              f"(lowest-highest) over the seeds.")
-    out.table("recall_where", format_recall_where(lags, where["first"], where["largest"],
-                                                  where["last"], where["half"]))
+    rows = [(lag, spread(a, 3), spread(b, 3), spread(c, 3), spread(d, 1))
+            for lag, a, b, c, d in zip(r.lags, r.first, r.largest, r.last, r.half)]
+    out.table("recall_where", format_table(("lag", "a_1, on h_1", "largest a_t", "a_T, on h_T",
+                                            "states holding half"), rows, "rrrrr"))
     out.text(f"The first {R_EXAMPLES} test sequences of seed {R_SEEDS[0]} at each lag ("
              f"{R_SHOWN[:R_K]} the symbols, {R_SHOWN[R_K:R_QUERY]} the distractors, "
              f"{R_SHOWN[R_QUERY]} the query) and the answer of its model with attention; "
              f"then the weights a_t on every state, a table per lag.")
-    out.table("recall_examples", format_recall_examples(examples))
+    rows = [(e.lag, e.sequence, e.tokens, e.answer, e.given) for e in r.examples]
+    out.table("recall_examples", format_table(("lag", "sequence", "x_1 .. x_T", "answer",
+                                               "model's answer"), rows, "rrlll"))
     for lag in lags:
         out.table(f"recall_weights_{lag}",
-                  format_recall_weights([e for e in examples if e.lag == lag]))
-    return RecallRecord(
-        lags=list(lags), steps=steps, without=without, with_attention=with_,
-        mean_without=[float(np.mean(a)) for a in without],
-        mean_with=[float(np.mean(a)) for a in with_], chance=1 / R_K, hidden=R_HIDDEN,
-        seconds=seconds, first=where["first"], largest=where["largest"], last=where["last"],
-        half=where["half"], first_mean=[float(np.mean(a)) for a in where["first"]],
-        half_mean=[float(np.mean(a)) for a in where["half"]],
-        examples=examples)
+                  format_recall_weights([e for e in r.examples if e.lag == lag]))
+    return r
 
 
 def report_gradcheck(args, out):
-    rows = compute_gradcheck()
-    worst = max(row.relative_error for row in rows)
+    r = compute_gradcheck()
     c = GRADCHECK
     out.text(f"Each hand-written gradient a against central differences n (step {c['eps']:g}) "
              f"of the loss, entry by entry, in float64: {c['steps']} steps, {c['batch']} "
@@ -1653,10 +1675,15 @@ def report_gradcheck(args, out):
              f"encoder-decoder and the recall readout the first without attention, the second "
              f"with). A parameter's relative error is the largest abs(a - n) over its "
              f"entries, over the largest abs(a) + abs(n).")
-    out.table("gradcheck_models", format_gradcheck_summary(rows))
-    passed = worst < 1e-6
-    out.text(f"worst: {worst:.1e} ({'under' if passed else 'NOT under'} 1e-6)")
-    return GradcheckRecord(rows, worst, passed)
+    models = {}  # one row per backward pass: its parameters, their entries, the worst error
+    for row in r.rows:
+        models.setdefault(row.model, []).append(row)
+    rows = [(m, len(rs), sum(x.entries for x in rs), f"{max(x.relative_error for x in rs):.1e}")
+            for m, rs in models.items()]
+    out.table("gradcheck_models", format_table(
+        ("model", "parameters", "entries", "worst relative error"), rows, "lrrr"))
+    out.text(f"worst: {r.worst:.1e} ({'under' if r.passed else 'NOT under'} 1e-6)")
+    return r
 
 
 REPORTS = {  # flag -> (what it prints, the function), in the order of the chapter
