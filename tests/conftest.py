@@ -9,6 +9,11 @@ from generator.runs import blas_kernel  # imports no numpy
 
 if blas_kernel():  # the tests' own numpy computes with the kernel the build and scripts use
     os.environ.setdefault("OPENBLAS_CORETYPE", blas_kernel())
+# and with one BLAS thread, as the build's workers and a reader's run do: `make test`'s
+# three workers on two cores, each with OpenBLAS's two threads, spun against one another
+# (a test that trains a small GRU in-process took 145 s instead of 2 s on a busy machine)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import pytest
 
