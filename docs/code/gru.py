@@ -26,9 +26,10 @@ a plain tanh RNN run on the same code.
 
 The file reads top to bottom: the settings, the data, the parameters, each
 cell's step forward and backward, the loss and its gradient, training and
-sampling; then how a run trains each model once, and what the trained models
-are measured by; then the part the site prints (records, tables, reports) and
-the harness (printing and the command line, the same in every script). Needs
+sampling; then how a run trains each model once, what the trained models are
+measured by, and the comparison that trains them over several seeds; then the
+part the site prints (records, reports) and the harness (printing and the
+command line, the same in every script). Needs
 only numpy (pip install numpy). Training is float32 (--float64: float64, as
 chapter 14's page trains) on one BLAS thread; the same command prints the same
 output, run after run, except the lines that start with "time:".
@@ -839,9 +840,13 @@ def compute_init(config):
                       has_uint32=state['has_uint32'], uinteger=state['uinteger'])
 
 
-# The comparison of 14.5: each cell at d2l's learning rate and at the best of a pilot
-# (benchmarks/gru_lr_pilot.md: one seed at 1, 2, 4 and 8; 0.5 to 4 for the plain RNN),
-# over several seeds where the budget of the site's build allows.
+# ================================================================ the comparison
+#
+# The comparison of 14.5, the one measurement that trains: each cell at d2l's learning
+# rate and at the best of a pilot (benchmarks/gru_lr_pilot.md: one seed at 1, 2, 4 and
+# 8; 0.5 to 4 for the plain RNN), over several seeds where the budget of the site's
+# build allows.
+
 COMPARE = (  # (model, cell, forget-gate bias, learning rate, seeds)
     ('GRU', 'gru', 0.0, 4.0, 3),                   # d2l's rate, and the pilot's best
     ('LSTM', 'lstm', 0.0, 4.0, 1),                 # d2l's rate
