@@ -26,9 +26,10 @@ a plain tanh RNN run on the same code.
 
 The file reads top to bottom: the settings, the data, the parameters, each
 cell's step forward and backward, the loss and its gradient, training and
-sampling; then how a run trains each model once, and what the trained models
-are measured by; then the part the site prints (records, tables, reports) and
-the harness (printing and the command line, the same in every script). Needs
+sampling; then how a run trains each model once, what the trained models are
+measured by, and the comparison that trains them over several seeds; then the
+part the site prints (records, reports) and the harness (printing and the
+command line, the same in every script). Needs
 only numpy (pip install numpy). Training is float32 (--float64: float64, as
 chapter 14's page trains) on one BLAS thread; the same command prints the same
 output, run after run, except the lines that start with "time:".
@@ -143,7 +144,7 @@ def make_dataset(text, config=Config()):
     windows = ids[np.arange(n)[:, None] + np.arange(T + 1)]  # row i: ids[i:i+T+1]
     X, Y = windows[:, :-1], windows[:, 1:]
     t = config.num_train
-    return Dataset(n + T, X[:t], Y[:t], X[t:], Y[t:])
+    return Dataset(num_chars=n + T, X_train=X[:t], Y_train=Y[:t], X_val=X[t:], Y_val=Y[t:])
 
 
 # ================================================================ the parameters
@@ -397,17 +398,21 @@ def train(text, config, on_epoch=None):
         if config.validate or epoch == config.epochs:
             val = perplexity(evaluate(params, config.cell, data.X_val, data.Y_val, B))
         seconds += time.perf_counter() - start
-        history.append(EpochRecord(epoch, perplexity(total / n), val, max(norms),
-                                   sum(norm > config.clip for norm in norms) / len(norms)))
+        history.append(EpochRecord(
+            epoch=epoch, train_ppl=perplexity(total / n), val_ppl=val, max_grad_norm=max(norms),
+            clipped_fraction=sum(norm > config.clip for norm in norms) / len(norms)))
         if epoch in sample_at:                    # its own seed: sampling leaves training's rng alone
             sample_rng = np.random.default_rng([config.seed, epoch])
-            samples.append(SampleRecord(epoch, *(
+            greedy, temp_0_5, temp_1_0 = (
                 predict(params, config.cell, config.prefix, config.num_preds, temp, sample_rng)
-                for temp in (None,) + TEMPERATURES)))
+                for temp in (None,) + TEMPERATURES)
+            samples.append(SampleRecord(epoch=epoch, greedy=greedy, temp_0_5=temp_0_5,
+                                        temp_1_0=temp_1_0))
         if on_epoch is not None:
             on_epoch(history[-1])
-    return Trained(config, train_record(config, text, data, params, history, samples, seconds),
-                   params, initial, data, text[:data.num_chars])
+    return Trained(config=config, params=params, initial=initial, data=data,
+                   text=text[:data.num_chars],
+                   record=train_record(config, text, data, params, history, samples, seconds))
 
 
 @dataclass
@@ -419,6 +424,21 @@ class Trained:
     initial: dict            # the parameters before the first
     data: Dataset
     text: str                # the preprocessed characters the windows are cut from
+
+
+def train_record(config, text, data, params, history, samples, seconds):
+    """The TrainRecord of a run: its epochs and samples, and what the page quotes of them."""
+    seconds = max(seconds, 1e-9)
+    measured = [row.val_ppl for row in history if row.val_ppl is not None]
+    return TrainRecord(
+        config=asdict(config), history=history, samples=samples, sample=samples[-1].greedy,
+        seconds=seconds,
+        tokens_per_second=config.epochs * len(data.X_train) * config.num_steps / seconds,
+        num_params=num_params(params), vocab_size=len(VOCAB), num_chars=len(text),
+        chars_used=data.num_chars, train_chars=config.num_train + config.num_steps,
+        train_ppl=history[-1].train_ppl, val_ppl=history[-1].val_ppl,
+        best_val=min(measured), worst_val=max(measured),
+        clipped_share=sum(row.clipped_fraction for row in history) / len(history))
 
 
 UPDATES_EVERY = 50  # training by updates (--updates): a row and samples every 50 updates
@@ -456,8 +476,10 @@ def train_updates(text, config, on_row=None):
             rows.append(update_row(params, config, data, u, epoch, losses, norms))
             if on_row is not None:
                 on_row(rows[-1])
-    return params, UpdatesRun(asdict(config), len(data.X_train), len(data.X_val), UPDATES_EVERY,
-                              list(TEMPERATURES), losses, norms, rows, time.perf_counter() - start)
+    return params, UpdatesRun(
+        config=asdict(config), num_train=len(data.X_train), num_val=len(data.X_val),
+        every=UPDATES_EVERY, temperatures=list(TEMPERATURES), losses=losses, grad_norms=norms,
+        rows=rows, seconds=time.perf_counter() - start)
 
 
 def update_row(params, config, data, u, epoch, losses, norms):
@@ -466,12 +488,12 @@ def update_row(params, config, data, u, epoch, losses, norms):
     seed, [seed, u], as train() draws with [seed, epoch])."""
     k = (u - 1) % UPDATES_EVERY + 1               # the updates since the last row
     sample_rng = np.random.default_rng([config.seed, u])
-    greedy, *drawn = (predict(params, config.cell, config.prefix, config.num_preds, temp,
-                              sample_rng) for temp in (None,) + TEMPERATURES)
-    return UpdateRow(u, epoch, perplexity(sum(losses[-k:]) / k),
-                     perplexity(evaluate(params, config.cell, data.X_val, data.Y_val,
-                                         config.batch_size)),
-                     max(norms[-k:]), greedy, *drawn)
+    greedy, temp_0_5, temp_1_0 = (predict(params, config.cell, config.prefix, config.num_preds,
+                                          temp, sample_rng) for temp in (None,) + TEMPERATURES)
+    val = evaluate(params, config.cell, data.X_val, data.Y_val, config.batch_size)
+    return UpdateRow(update=u, epoch=epoch, train_ppl=perplexity(sum(losses[-k:]) / k),
+                     val_ppl=perplexity(val), max_grad_norm=max(norms[-k:]), greedy=greedy,
+                     temp_0_5=temp_0_5, temp_1_0=temp_1_0)
 
 
 def predict(params, cell, prefix, num_preds, temperature=None, rng=None):
@@ -595,10 +617,12 @@ def compute_gradcheck(cells=CELLS, seed=0):
         for name, a in analytic.items():
             n = numeric[name]
             err = np.abs(a - n).max() / max((np.abs(a) + np.abs(n)).max(), 1e-300)
-            rows.append(GradcheckRow(cell, name, list(a.shape), float(err)))
+            rows.append(GradcheckRow(cell=cell, parameter=name, shape=list(a.shape),
+                                     rel_error=float(err)))
     worst = max(r.rel_error for r in rows)
-    return GradcheckRecord(c['eps'], c['batch_size'], c['num_steps'], c['hidden'],
-                           c['vocab_size'], rows, worst, bool(worst < 1e-6))
+    return GradcheckRecord(eps=c['eps'], batch_size=c['batch_size'], num_steps=c['num_steps'],
+                           hidden=c['hidden'], vocab_size=c['vocab_size'], rows=rows,
+                           worst=worst, passed=bool(worst < 1e-6))
 
 
 def as_float64(params):
@@ -639,10 +663,12 @@ def compute_distance(models):
         X, Y = m.data.X_val, m.data.Y_val
         trained_H, trained_C = compute_gradient_distance(m.params, m.config.cell, X, Y)
         init_H, init_C = compute_gradient_distance(m.initial, m.config.cell, X, Y)
-        curves.append(DistanceCurve(name, m.config.cell, trained_H, init_H, trained_C, init_C))
+        curves.append(DistanceCurve(model=name, cell=m.config.cell, trained=trained_H,
+                                    init=init_H, trained_C=trained_C, init_C=init_C))
     first = next(iter(models.values()))
     T = first.config.num_steps
-    return DistanceRecord(len(first.data.X_val), T, [k for k in DISTANCE_KS if k < T], curves)
+    return DistanceRecord(num_windows=len(first.data.X_val), num_steps=T,
+                          ks=[k for k in DISTANCE_KS if k < T], curves=curves)
 
 
 GATE_PLACES = {'gru': (('Z', 1), ('R', 2)),        # each gate's place in a step's cache
@@ -698,13 +724,15 @@ def compute_inside(m):
         r = np.abs([pearson(Hs[:-1, j], f) for j in range(Hs.shape[1])])
         best = int(np.argmax(np.where([j in taken for j in range(len(r))], -1, r)))
         taken.add(best)
-        units.append(UnitRecord(name, best, round(pearson(Hs[:-1, best], f), 4),
-                                best != int(np.argmax(r)), []))
+        units.append(UnitRecord(feature=name, unit=best,
+                                correlation=round(pearson(Hs[:-1, best], f), 4),
+                                runner_up=best != int(np.argmax(r)), values=[]))
     n = passage_length(text)                      # the passage: the same run's first n steps
     for u in units:
         u.values = [round(float(v), 4) for v in Hs[:n, u.unit]]
     z_mean = [round(float(v), 4) for v in gates['Z'][:n].mean(axis=1)]
-    return InsideRecord(text[:n], n, z_mean, units, len(text))
+    return InsideRecord(passage=text[:n], passage_chars=n, z_mean=z_mean, units=units,
+                        stretch_chars=len(text))
 
 
 SATURATION_LOW, SATURATION_HIGH = 0.1, 0.9
@@ -727,10 +755,11 @@ def compute_saturation(models):
             v = np.concatenate(v)                 # (windows * steps, h)
             left, right = v < SATURATION_LOW, v > SATURATION_HIGH
             gates.append(GateSaturation(
-                name, gate, float(left.mean()), float(right.mean()),
-                [round(float(x), 4) for x in left.mean(axis=0)],
-                [round(float(x), 4) for x in right.mean(axis=0)]))
-    return SaturationRecord(SATURATION_LOW, SATURATION_HIGH, len(X), gates)
+                model=name, gate=gate, left=float(left.mean()), right=float(right.mean()),
+                unit_left=[round(float(x), 4) for x in left.mean(axis=0)],
+                unit_right=[round(float(x), 4) for x in right.mean(axis=0)]))
+    return SaturationRecord(low=SATURATION_LOW, high=SATURATION_HIGH, num_windows=len(X),
+                            gates=gates)
 
 
 REACH_BACK = 64  # connectivity: how many inputs back from each prediction
@@ -775,8 +804,10 @@ def compute_reach_cells(models):
     curves = []
     for name, m in models.items():
         reach = compute_reach(m.params, m.config.cell, passage)
-        curves.append(ReachCurve(name, m.config.cell, reach, mean_reach(reach)))
-    return ReachRecord(passage[:-1], passage[-1], REACH_BACK, curves)
+        curves.append(ReachCurve(model=name, cell=m.config.cell, reach=reach,
+                                 mean_reach=mean_reach(reach)))
+    return ReachRecord(passage=passage[:-1], next_char=passage[-1], reach_back=REACH_BACK,
+                       models=curves)
 
 
 def compute_export(m):
@@ -784,10 +815,12 @@ def compute_export(m):
     form) and its greedy sample from them in float64."""
     weights = {name: np.vectorize(lambda v: float(str(v)))(p).tolist()
                for name, p in named(m.params, 'gru').items()}
-    return ExportRecord(asdict(m.config), list(VOCAB), "re.sub('[^A-Za-z]+', ' ', text)"
-                        ".lower(); characters outside the vocabulary are '<unk>'", weights,
-                        m.config.prefix, predict(as_float64(m.params), 'gru', m.config.prefix,
-                                                 m.config.num_preds))
+    return ExportRecord(
+        config=asdict(m.config), vocab=list(VOCAB),
+        preprocessing="re.sub('[^A-Za-z]+', ' ', text).lower(); characters outside the "
+                      "vocabulary are '<unk>'",
+        weights=weights, prefix=m.config.prefix,
+        greedy=predict(as_float64(m.params), 'gru', m.config.prefix, m.config.num_preds))
 
 
 def compute_init(config):
@@ -800,16 +833,64 @@ def compute_init(config):
                          config.init_sigma, config.forget_bias)
     flat = np.concatenate([p.ravel() for p in params.values()]).astype('<f8')
     state = rng.bit_generator.state
-    return InitRecord(config.cell, config.hidden, config.seed, list(VOCAB),
-                      {name: list(p.shape) for name, p in params.items()},
-                      base64.b64encode(flat.tobytes()).decode('ascii'),
-                      str(state['state']['state']), str(state['state']['inc']),
-                      state['has_uint32'], state['uinteger'])
+    return InitRecord(cell=config.cell, hidden=config.hidden, seed=config.seed, vocab=list(VOCAB),
+                      shapes={name: list(p.shape) for name, p in params.items()},
+                      float64=base64.b64encode(flat.tobytes()).decode('ascii'),
+                      state=str(state['state']['state']), inc=str(state['state']['inc']),
+                      has_uint32=state['has_uint32'], uinteger=state['uinteger'])
+
+
+# ================================================================ the comparison
+#
+# The comparison of 14.5, the one measurement that trains: each cell at d2l's learning
+# rate and at the best of a pilot (benchmarks/gru_lr_pilot.md: one seed at 1, 2, 4 and
+# 8; 0.5 to 4 for the plain RNN), over several seeds where the budget of the site's
+# build allows.
+
+COMPARE = (  # (model, cell, forget-gate bias, learning rate, seeds)
+    ('GRU', 'gru', 0.0, 4.0, 3),                   # d2l's rate, and the pilot's best
+    ('LSTM', 'lstm', 0.0, 4.0, 1),                 # d2l's rate
+    ('LSTM', 'lstm', 0.0, 8.0, 3),                 # the pilot's best
+    ('plain RNN', 'rnn', 0.0, 1.0, 1),             # d2l's rate
+    ('plain RNN', 'rnn', 0.0, 2.0, 3),             # the pilot's best
+)
+
+
+def compare_configs(base, cell, forget_bias, lr, seeds):
+    """The runs of one line of COMPARE: the first seed validated every epoch (its curve is
+    plotted, and its run is the one `gru.py --cell CELL --lr LR` prints), the others at
+    the last epoch only."""
+    return [replace(base, cell=cell, forget_bias=forget_bias, lr=lr, seed=base.seed + k,
+                    validate=k == 0) for k in range(seeds)]
+
+
+def compute_compare(base, text):
+    """Each line of COMPARE trained over its seeds in base's configuration: where each ends
+    after the last epoch, and each cell at d2l's learning rate and at its best."""
+    models = []
+    for name, cell, forget_bias, lr, seeds in COMPARE:
+        trained = [train_model(text, c) for c in compare_configs(base, cell, forget_bias, lr, seeds)]
+        val, train = [m.record.val_ppl for m in trained], [m.record.train_ppl for m in trained]
+        models.append(ComparedModel(
+            model=name, cell=cell, forget_bias=forget_bias, lr=lr, d2l_lr=lr == D2L_LR[cell],
+            num_params=trained[0].record.num_params, seeds=[m.config.seed for m in trained],
+            val_ppl=val, train_ppl=train, val_mean=sum(val) / len(val), val_low=min(val),
+            val_high=max(val), train_mean=sum(train) / len(train),
+            seconds=sum(m.record.seconds for m in trained), history=trained[0].record.history))
+    d2l = {m.cell: m for m in models if m.d2l_lr}
+    best = {m.cell: min((n for n in models if n.cell == m.cell), key=lambda n: n.val_mean)
+            for m in models}
+    gated = [best[cell].val_high for cell in ('gru', 'lstm') if cell in best]
+    return CompareRecord(epochs=base.epochs, models=models, gru=d2l.get('gru'),
+                         lstm=d2l.get('lstm'), rnn=d2l.get('rnn'), gru_best=best.get('gru'),
+                         lstm_best=best.get('lstm'), rnn_best=best.get('rnn'),
+                         gated_worst=max(gated, default=None))
 
 
 # ===========================================================================
-# What the site prints: the records, one format_* per table, the reports, the
-# command line. Everything above computes; everything below only formats.
+# What the site prints: the records the steps above return, the reports (each calls
+# its step, report_gradcheck compute_gradcheck, and prints the record it gets back),
+# the command line. Everything above computes; everything below only formats.
 # ===========================================================================
 
 @dataclass
@@ -850,18 +931,6 @@ class TrainRecord:
     best_val: float          # the lowest and highest validation perplexity measured
     worst_val: float
     clipped_share: float     # fraction of all training steps whose gradient was clipped
-
-
-def train_record(config, text, data, params, history, samples, seconds):
-    seconds = max(seconds, 1e-9)
-    measured = [row.val_ppl for row in history if row.val_ppl is not None]
-    return TrainRecord(
-        asdict(config), history, samples, samples[-1].greedy, seconds,
-        config.epochs * len(data.X_train) * config.num_steps / seconds, num_params(params),
-        len(VOCAB), len(text), data.num_chars, config.num_train + config.num_steps,
-        history[-1].train_ppl, history[-1].val_ppl,
-        min(measured), max(measured),
-        sum(row.clipped_fraction for row in history) / len(history))
 
 
 @dataclass
@@ -1008,6 +1077,38 @@ class ReachRecord:
     models: list             # a ReachCurve per trained model
 
 
+@dataclass
+class ComparedModel:
+    model: str               # GRU, LSTM, plain RNN
+    cell: str
+    forget_bias: float
+    lr: float
+    d2l_lr: bool             # lr is d2l's learning rate for the cell
+    num_params: int
+    seeds: list              # the seeds trained
+    val_ppl: list            # validation perplexity at the last epoch, one per seed
+    train_ppl: list          # training perplexity of the last epoch, one per seed
+    val_mean: float          # the mean of val_ppl, and its range
+    val_low: float
+    val_high: float
+    train_mean: float
+    seconds: float           # training time, all seeds
+    history: list            # the first seed's EpochRecords (validated every epoch)
+
+
+@dataclass
+class CompareRecord:
+    epochs: int
+    models: list             # a ComparedModel per line of COMPARE, in its order
+    gru: Optional[ComparedModel]  # the same by name: each cell at d2l's learning rate ..
+    lstm: Optional[ComparedModel]
+    rnn: Optional[ComparedModel]
+    gru_best: Optional[ComparedModel]  # .. and at the rate it ended lowest at (the pilot's
+    lstm_best: Optional[ComparedModel]  # best, if the seeds agree with it)
+    rnn_best: Optional[ComparedModel]
+    gated_worst: Optional[float]  # the highest val_ppl of any seed of the gated cells' bests
+
+
 def format_ppl(x):
     if x is None:
         return '-'                                 # not measured
@@ -1089,58 +1190,7 @@ def format_config_table(config, text, data):
     return format_table(('item', 'value'), rows, 'll')
 
 
-def format_timing(record):
-    return (f"time: {record.seconds:.1f} s for {plural(record.config['epochs'], 'epoch')}, "
-            f'{record.tokens_per_second:,.0f} training tokens/s')
-
-
-def format_gradcheck_caption(record):
-    return (f"relative error max abs(a - n) / max(abs(a) + abs(n)) over each parameter's "
-            f"entries, a the analytic gradient (backpropagation through time), n the central "
-            f"difference with step {record.eps:g}; float64, batch {record.batch_size}, "
-            f"{record.num_steps} steps, hidden {record.hidden}, vocabulary "
-            f"{record.vocab_size}, random initial state")
-
-
-def format_gradcheck_table(record):
-    body = [(r.cell, r.parameter, ' x '.join(map(str, r.shape)), f'{r.rel_error:.1e}')
-            for r in record.rows]
-    return format_table(('cell', 'parameter', 'shape', 'relative error'), body, 'llrr')
-
-
-def format_gradcheck_worst(record):
-    return f'worst: {record.worst:.1e} ({"well under" if record.passed else "NOT under"} 1e-6)'
-
-
-def format_distance_caption(record):
-    return (f'mean over {record.num_windows:,} validation windows of the norm of dL_T / '
-            f'dH_(T-k): how strongly the loss at the last of the {record.num_steps} steps '
-            f'reaches the state k steps earlier; trained (after the last epoch) and at '
-            f'initialisation')
-
-
-def format_distance_table(record):
-    header = ['k'] + [f'{c.model} {when}' for c in record.curves for when in ('trained', 'init')]
-    rows = [[str(k)] + [f'{getattr(c, when)[k]:.2e}' for c in record.curves
-                        for when in ('trained', 'init')] for k in record.ks]
-    return format_table(header, rows, 'r' * len(header))
-
-
 REACH_KS = (0, 1, 2, 4, 8, 16, 32, 63)  # the distances --reach prints
-
-
-def format_reach_caption(record):
-    return (f'the norm of the gradient of log P(next character) with respect to the input '
-            f'k characters back, mean over the {len(record.passage)} predictions over the '
-            f'passage of --inside (those that have an input k back), each model reading '
-            f'from a zero state')
-
-
-def format_reach_table(record):
-    header = ['k'] + [c.model for c in record.models]
-    rows = [[str(k)] + [f'{c.mean_reach[k]:.2e}' for c in record.models]
-            for k in REACH_KS if k < record.reach_back]
-    return format_table(header, rows, 'r' * len(header))
 
 
 def quantised(values, low, high):
@@ -1149,14 +1199,6 @@ def quantised(values, low, high):
 
 
 INSIDE_WIDTH = 64  # characters per line of the passage
-
-
-def format_inside_caption(record):
-    return (f'the trained GRU reading the first {len(record.passage)} characters of the '
-            f'validation text (from its first whole word) from a zero state; under each character (spaces shown as _), '
-            f'one digit per signal: Z, the update gate averaged over the units, in tenths of '
-            f'[0, 1] (9: Z above 0.9, the state is kept); unit j, the state H[j], in tenths '
-            f'of [-1, 1]')
 
 
 def format_inside_passage(record):
@@ -1169,29 +1211,6 @@ def format_inside_passage(record):
         blocks.append('\n'.join(f'{label.ljust(width)}  {line[i:i + INSIDE_WIDTH]}'.rstrip()
                                 for label, line in zip(labels, lines)))
     return '\n\n'.join(blocks)
-
-
-def format_inside_table(record):
-    rows = [(f'unit {u.unit}', f'the current character is {u.feature}'
-             + (' (a letter before a letter)' if u.feature == 'inside a word' else '')
-             + (' (the best unit for it is shown above)' if u.runner_up else ''),
-             f'{u.correlation:+.2f}') for u in record.units]
-    return format_table(('unit', f'tracks (Pearson r over {record.stretch_chars:,} characters)',
-                         'r'), rows, 'llr')
-
-
-def format_saturation_caption(record):
-    return (f'fraction of gate values, over every unit at every step of the '
-            f'{record.num_windows:,} validation windows (each read from a zero state), '
-            f'below {record.low:g} (left-saturated) and above {record.high:g} '
-            f'(right-saturated)')
-
-
-def format_saturation_table(record):
-    rows = [(g.model, g.gate, f'{100 * g.left:.1f}%', f'{100 * g.right:.1f}%',
-             f'{100 * (1 - g.left - g.right):.1f}%') for g in record.gates]
-    return format_table(('model', 'gate', f'below {record.low:g}', f'above {record.high:g}',
-                         'in between'), rows, 'llrrr')
 
 
 # ---------------------------------------------------------------- the reports
@@ -1245,7 +1264,8 @@ def report_train(args, out, config=None):
     out.text(f'samples: what the model writes after "{config.prefix}" ({config.num_preds} '
              f'characters) as it learns, greedy and drawn at two temperatures')
     out.table('samples', format_samples_table(m.record.samples))
-    out.text(format_timing(m.record))
+    out.text(f"time: {m.record.seconds:.1f} s for {plural(config.epochs, 'epoch')}, "
+             f'{m.record.tokens_per_second:,.0f} training tokens/s')
     return m.record
 
 
@@ -1280,17 +1300,30 @@ def report_gradcheck(args, out):
     """Every analytic gradient against central finite differences, float64."""
     record = compute_gradcheck((args.cell,) if args.cell else CELLS,
                                args.seed if args.seed is not None else 0)
-    out.text(format_gradcheck_caption(record))
-    out.table('gradcheck', format_gradcheck_table(record))
-    out.text(format_gradcheck_worst(record))
+    out.text(f"relative error max abs(a - n) / max(abs(a) + abs(n)) over each parameter's "
+             f"entries, a the analytic gradient (backpropagation through time), n the central "
+             f"difference with step {record.eps:g}; float64, batch {record.batch_size}, "
+             f"{record.num_steps} steps, hidden {record.hidden}, vocabulary "
+             f"{record.vocab_size}, random initial state")
+    rows = [(r.cell, r.parameter, ' x '.join(map(str, r.shape)), f'{r.rel_error:.1e}')
+            for r in record.rows]
+    out.table('gradcheck', format_table(('cell', 'parameter', 'shape', 'relative error'), rows,
+                                        'llrr'))
+    out.text(f'worst: {record.worst:.1e} ({"well under" if record.passed else "NOT under"} 1e-6)')
     return record
 
 
 def report_distance(args, out, config=None):
     """How far back the last step's gradient reaches, trained and at initialisation."""
     record = compute_distance(d2l_models(args, base_config(args, config)))
-    out.text(format_distance_caption(record))
-    out.table('distance', format_distance_table(record))
+    out.text(f'mean over {record.num_windows:,} validation windows of the norm of dL_T / '
+             f'dH_(T-k): how strongly the loss at the last of the {record.num_steps} steps '
+             f'reaches the state k steps earlier; trained (after the last epoch) and at '
+             f'initialisation')
+    header = ['k'] + [f'{c.model} {when}' for c in record.curves for when in ('trained', 'init')]
+    rows = [[str(k)] + [f'{getattr(c, when)[k]:.2e}' for c in record.curves
+                        for when in ('trained', 'init')] for k in record.ks]
+    out.table('distance', format_table(header, rows, 'r' * len(header)))
     return record
 
 
@@ -1298,117 +1331,58 @@ def report_inside(args, out, config=None):
     """The trained GRU's update gate and two of its units, character by character."""
     models = d2l_models(args, base_config(args, config), ('gru',))
     record = compute_inside(models[MODEL_NAMES['gru']])
-    out.text(format_inside_caption(record))
+    out.text(f'the trained GRU reading the first {len(record.passage)} characters of the '
+             f'validation text (from its first whole word) from a zero state; under each '
+             f'character (spaces shown as _), one digit per signal: Z, the update gate '
+             f'averaged over the units, in tenths of [0, 1] (9: Z above 0.9, the state is '
+             f'kept); unit j, the state H[j], in tenths of [-1, 1]')
     out.text(format_inside_passage(record))
-    out.table('inside', format_inside_table(record))
+    rows = [(f'unit {u.unit}', f'the current character is {u.feature}'
+             + (' (a letter before a letter)' if u.feature == 'inside a word' else '')
+             + (' (the best unit for it is shown above)' if u.runner_up else ''),
+             f'{u.correlation:+.2f}') for u in record.units]
+    out.table('inside', format_table(
+        ('unit', f'tracks (Pearson r over {record.stretch_chars:,} characters)', 'r'), rows, 'llr'))
     return record
 
 
 def report_saturation(args, out, config=None):
     """How often each gate of the trained GRU and LSTM is near 0 or near 1."""
     record = compute_saturation(d2l_models(args, base_config(args, config), ('gru', 'lstm')))
-    out.text(format_saturation_caption(record))
-    out.table('saturation', format_saturation_table(record))
+    out.text(f'fraction of gate values, over every unit at every step of the '
+             f'{record.num_windows:,} validation windows (each read from a zero state), '
+             f'below {record.low:g} (left-saturated) and above {record.high:g} '
+             f'(right-saturated)')
+    rows = [(g.model, g.gate, f'{100 * g.left:.1f}%', f'{100 * g.right:.1f}%',
+             f'{100 * (1 - g.left - g.right):.1f}%') for g in record.gates]
+    out.table('saturation', format_table(('model', 'gate', f'below {record.low:g}',
+                                          f'above {record.high:g}', 'in between'), rows, 'llrrr'))
     return record
-
-
-# The comparison of 14.5: each cell at d2l's learning rate and at the best of a pilot
-# (benchmarks/gru_lr_pilot.md: one seed at 1, 2, 4 and 8; 0.5 to 4 for the plain RNN),
-# over several seeds where the budget of the site's build allows.
-COMPARE = (  # (model, cell, forget-gate bias, learning rate, seeds)
-    ('GRU', 'gru', 0.0, 4.0, 3),                   # d2l's rate, and the pilot's best
-    ('LSTM', 'lstm', 0.0, 4.0, 1),                 # d2l's rate
-    ('LSTM', 'lstm', 0.0, 8.0, 3),                 # the pilot's best
-    ('plain RNN', 'rnn', 0.0, 1.0, 1),             # d2l's rate
-    ('plain RNN', 'rnn', 0.0, 2.0, 3),             # the pilot's best
-)
-
-
-@dataclass
-class ComparedModel:
-    model: str               # GRU, LSTM, plain RNN
-    cell: str
-    forget_bias: float
-    lr: float
-    d2l_lr: bool             # lr is d2l's learning rate for the cell
-    num_params: int
-    seeds: list              # the seeds trained
-    val_ppl: list            # validation perplexity at the last epoch, one per seed
-    train_ppl: list          # training perplexity of the last epoch, one per seed
-    val_mean: float          # the mean of val_ppl, and its range
-    val_low: float
-    val_high: float
-    train_mean: float
-    seconds: float           # training time, all seeds
-    history: list            # the first seed's EpochRecords (validated every epoch)
-
-
-@dataclass
-class CompareRecord:
-    epochs: int
-    models: list             # a ComparedModel per line of COMPARE, in its order
-    gru: Optional[ComparedModel]  # the same by name: each cell at d2l's learning rate ..
-    lstm: Optional[ComparedModel]
-    rnn: Optional[ComparedModel]
-    gru_best: Optional[ComparedModel]  # .. and at the rate it ended lowest at (the pilot's
-    lstm_best: Optional[ComparedModel]  # best, if the seeds agree with it)
-    rnn_best: Optional[ComparedModel]
-    gated_worst: Optional[float]  # the highest val_ppl of any seed of the gated cells' bests
-
-
-def compare_configs(base, cell, forget_bias, lr, seeds):
-    """The runs of one line of COMPARE: the first seed validated every epoch (its curve is
-    plotted, and its run is the one `gru.py --cell CELL --lr LR` prints), the others at
-    the last epoch only."""
-    return [replace(base, cell=cell, forget_bias=forget_bias, lr=lr, seed=base.seed + k,
-                    validate=k == 0) for k in range(seeds)]
 
 
 def report_compare(args, out, config=None):
     """The GRU, the LSTM and the plain RNN, each at d2l's learning rate and at the pilot's
     best, over several seeds: where each ends after the last epoch."""
-    base, text = base_config(args, config), corpus_for(args)
+    base, text = base_config(args, config), corpus_for(args)  # (refused before printing)
     runs = sum(seeds for *_, seeds in COMPARE)
     out.text(f"training {runs} models for {plural(base.epochs, 'epoch')} each: "
              + '; '.join(f'{name} at learning rate {lr:g}, {plural(seeds, "seed")}'
                          for name, _, _, lr, seeds in COMPARE))
-    models = []
-    for name, cell, forget_bias, lr, seeds in COMPARE:
-        trained = [train_model(text, c) for c in compare_configs(base, cell, forget_bias, lr, seeds)]
-        val, train = [m.record.val_ppl for m in trained], [m.record.train_ppl for m in trained]
-        models.append(ComparedModel(
-            name, cell, forget_bias, lr, lr == D2L_LR[cell], trained[0].record.num_params,
-            [m.config.seed for m in trained], val, train, sum(val) / len(val), min(val),
-            max(val), sum(train) / len(train), sum(m.record.seconds for m in trained),
-            trained[0].record.history))
-    d2l = {m.cell: m for m in models if m.d2l_lr}
-    best = {m.cell: min((n for n in models if n.cell == m.cell), key=lambda n: n.val_mean)
-            for m in models}
-    gated = [best[cell].val_high for cell in ('gru', 'lstm') if cell in best]
-    record = CompareRecord(base.epochs, models, *(d2l.get(cell) for cell in CELLS),
-                           *(best.get(cell) for cell in CELLS), max(gated, default=None))
-    out.table('compare', format_compare_table(record))
-    out.text(format_compare_timing(record))
-    return record
-
-
-def mean_and_range(mean, low, high, n):
-    return format_ppl(mean) if n == 1 else f'{format_ppl(mean)} ({format_ppl(low)}-{format_ppl(high)})'
-
-
-def format_compare_table(record):
-    """A row per model and learning rate: the mean over the seeds and their range."""
+    record = compute_compare(base, text)
     at = f'epoch {record.epochs}'
     rows = [(m.model, f'{m.num_params:,}', f"{m.lr:g}" + (" (d2l's)" if m.d2l_lr else ''),
              str(len(m.seeds)), mean_and_range(m.val_mean, m.val_low, m.val_high, len(m.seeds)),
              mean_and_range(m.train_mean, min(m.train_ppl), max(m.train_ppl), len(m.seeds)))
             for m in record.models]
-    return format_table(('model', 'parameters', 'learning rate', 'seeds', f'val ppl, {at}',
-                         f'train ppl, {at}'), rows, 'lrrrrr')
+    out.table('compare', format_table(('model', 'parameters', 'learning rate', 'seeds',
+                                       f'val ppl, {at}', f'train ppl, {at}'), rows, 'lrrrrr'))
+    out.text('time: ' + ', '.join(f'{m.model} at {m.lr:g} {m.seconds:.1f} s'
+                                  for m in record.models))
+    return record
 
 
-def format_compare_timing(record):
-    return 'time: ' + ', '.join(f'{m.model} at {m.lr:g} {m.seconds:.1f} s' for m in record.models)
+def mean_and_range(mean, low, high, n):
+    return format_ppl(mean) if n == 1 else f'{format_ppl(mean)} ({format_ppl(low)}-{format_ppl(high)})'
 
 
 def report_export(args, out, config=None):
@@ -1426,8 +1400,14 @@ def report_export(args, out, config=None):
 def report_reach(args, out, config=None):
     """How far back each prediction reaches in the three trained models, on average."""
     record = compute_reach_cells(d2l_models(args, base_config(args, config)))
-    out.text(format_reach_caption(record))
-    out.table('reach', format_reach_table(record))
+    out.text(f'the norm of the gradient of log P(next character) with respect to the input '
+             f'k characters back, mean over the {len(record.passage)} predictions over the '
+             f'passage of --inside (those that have an input k back), each model reading '
+             f'from a zero state')
+    header = ['k'] + [c.model for c in record.models]
+    rows = [[str(k)] + [f'{c.mean_reach[k]:.2e}' for c in record.models]
+            for k in REACH_KS if k < record.reach_back]
+    out.table('reach', format_table(header, rows, 'r' * len(header)))
     return record
 
 
