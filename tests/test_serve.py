@@ -114,15 +114,20 @@ def open_page(browser, url):
 
 @pytest.mark.browser
 def test_an_open_page_reloads_by_itself_after_a_prose_edit(served, browser):
+    """The open page shows the new sentence without a reader's reload, and the rebuild
+    recomputed no chapter: prose is not an input of any chapter's pages. (Not a bound on
+    the seconds it took, which a busy machine stretched past 15.)"""
     copy, base, _ = served
+    log = copy / "serve.log"
     with open_page(browser, base + "ch13-gated/") as page:
         assert "A sentence added while serving" not in page.content()
-        started = time.monotonic()
+        start = log.stat().st_size
         edit(copy / "docs" / "ch13-gated.md", "## 13.1", "A sentence added while serving.\n\n## 13.1")
         page.wait_for_function(
-            "document.body.innerText.includes('A sentence added while serving')", timeout=30_000)
-        seconds = time.monotonic() - started
-    assert seconds < 15, f"the prose edit took {seconds:.1f} s to show"
+            "document.body.innerText.includes('A sentence added while serving')", timeout=90_000)
+    rebuilt = log.read_text("utf-8")[start:]
+    assert "Building documentation" in rebuilt or "Reloading browsers" in rebuilt, rebuilt
+    assert "generator: computing" not in rebuilt, rebuilt
 
 
 def building(base):
