@@ -1815,22 +1815,19 @@ def number(kind, low, high):  # an argparse type: a number of kind (int or float
 
 
 def read_file(path, what):
-    """The text of a file named on the command line. Refused, in one line, if it cannot be
-    read, is not UTF-8 or is larger than MAX_FILE_BYTES (only that much is read, so
-    /dev/zero stops there). what: how the message names it ("the corpus")."""
+    """The text of a file named on the command line (what: "the corpus"), or Refused in one
+    line. At most MAX_FILE_BYTES + 1 bytes are read, so /dev/zero stops there."""
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) <= MAX_FILE_BYTES:
+            return data.decode("utf-8")
+        why = f"larger than {MAX_FILE_BYTES:,} bytes (cut the file down)"
     except OSError as exc:
-        raise Refused(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise Refused(f"cannot read {what} {path}: larger than {MAX_FILE_BYTES:,} bytes "
-                      "(cut the file down)")
-    try:
-        return data.decode("utf-8")
+        why = exc.strerror or exc
     except UnicodeDecodeError as exc:
-        raise Refused(f"cannot read {what} {path}: not UTF-8 text (byte "
-                      f"0x{data[exc.start]:02x} at offset {exc.start})") from None
+        why = f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    raise Refused(f"cannot read {what} {path}: {why}")
 
 
 def parse_args(argv=None):
@@ -1848,9 +1845,8 @@ def parse_args(argv=None):
 
 
 def run(args, out):
-    """Print the chosen reports to out (a Printer), two blank lines between; {flag: record}.
-    Refused first, saying the estimate, if the script's estimate_seconds(args) is more than
-    LONGEST_HOURS: one rule, in every script, for a command that would run for hours."""
+    """Prints the chosen reports to out (a Printer), two blank lines apart; {flag: record}.
+    Refuses first, with its estimate, a command estimate_seconds puts past LONGEST_HOURS."""
     hours = estimate_seconds(args) / 3600
     if hours > LONGEST_HOURS:
         raise Refused(f"this command would run for about {hours:.1f} hours (an estimate; over "
@@ -1868,15 +1864,16 @@ def main(argv=None):
         if np is None:
             raise Refused("needs numpy: pip install numpy")
         records = run(args, Printer())
-    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
-        if not isinstance(exc, BrokenPipeError):
-            why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
-            print(f"{NAME}: {why}", file=sys.stderr)
-        return 0 if isinstance(exc, BrokenPipeError) else 1
     except KeyboardInterrupt:  # Ctrl-C: one line, and the status a shell expects (128 + 2)
         print(f"{NAME}: interrupted", file=sys.stderr)
         return 130
+    except (Refused, OSError) as exc:  # bad input; stdout closed early (`| head`) or full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        if isinstance(exc, BrokenPipeError):
+            return 0  # the reader stopped reading: not an error
+        why = exc if isinstance(exc, Refused) else f"cannot write the output: {exc.strerror}"
+        print(f"{NAME}: {why}", file=sys.stderr)
+        return 1
     return 1 if any(getattr(r, "passed", True) is False for r in records.values()) else 0
 
 # ------------------------------------------------------------- end of the harness
