@@ -399,7 +399,8 @@ def compute_scales(radii=SCALES_RADII, inputs=SCALES_INPUTS, distance=EXAMPLE_DI
 
 
 # ===========================================================================
-# What the site prints: one format_* per table, the reports, the command line.
+# What the site prints: the reports and the command line. A table is made in its
+# report by format_table, or by a format_* of its own where its rows take lines to say.
 # Everything above computes; everything below only formats and prints.
 # ===========================================================================
 
@@ -440,57 +441,12 @@ def format_unroll_table(unroll):
     return format_table(("t", "word", "x_t", "W x_t + U h_{t-1} + b_h", "h_t"), rows, "rllll")
 
 
-def format_prediction_table(unroll):
-    rows = [(s.t, s.word, *(f"{q:.4f}" for q in s.p), s.next) for s in unroll.steps]
-    header = ("t", "read", *(f"P({w})" for w in VOCAB), "most likely next")
-    return format_table(header, rows, "rl" + "r" * len(VOCAB) + "l")
-
-
-def format_params_table(params):
-    return format_table(("parameter", "shape", "count"),
-                        [(b.name, b.shape, f"{b.count:,}") for b in params.blocks], "llr")
-
-
-def format_window_table(params):
-    body = [(w.context, f"{w.feed_forward:,}", f"{w.rnn:,}", f"{w.feed_forward / w.rnn:.2f}x")
-            for w in params.windows]
-    return format_table(("context (words)", "feed-forward: context x d x H",
-                         "RNN: W and U, d x H + H x H", "feed-forward / RNN"), body, "rrrr")
-
-
-def format_decay_table(decay):
-    header = ("distance", *(f"factor {f:g}" for f in decay.factors))
-    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(decay.distances, decay.values)]
-    return format_table(header, rows, "r" * len(header))
-
-
-def format_example_table(vanish):
-    rows = [(f"{e.factor:g}", f"{e.survives:.6e}", e.verdict) for e in vanish.example]
-    return format_table(("per-step factor", f"factor^{vanish.distance}", "verdict"), rows, "rrl")
-
-
-def format_clipping_table(clipping):
-    body = [(r.step, f"{r.before:.4f}", f"{r.after:.4f}", f"{r.cosine:.4f}")
-            for r in clipping.rows]
-    return format_table(("step", "norm of g before", "norm of g after", "cosine(before, after)"),
-                        body, "rrrr")
-
-
 def format_measure_table(measure, distance=EXAMPLE_DISTANCE):
     rows = [(f"{m.radius:g}", sci3(m.predicted[distance - 1]), sci3(m.norms[distance - 1]),
              f"{m.mean_tanh_prime:.4f}", f"{m.per_step:.4f}") for m in measure.measured]
     return format_table(("spectral radius rho", f"rho^{distance}",
                          f"measured norm of dh_{distance}/dh_0", "mean tanh'",
                          f"measured factor per step (over {measure.steps})"), rows, "rrrrr")
-
-
-def format_scales_table(scales):
-    k = scales.distance
-    header = ("spectral radius rho", f"rho^{k}",
-              *(f"input scale {s:g}" for s in scales.input_scales))
-    rows = [(f"{row[0].radius:g}", sci3(row[0].predicted[k - 1]), *(sci3(v) for v in cells))
-            for row, cells in zip(scales.grid, scales.at_distance)]
-    return format_table(header, rows, "r" * len(header))
 
 
 def report_unroll(args, out):
@@ -502,7 +458,9 @@ def report_unroll(args, out):
     out.text("h_t = tanh(W x_t + U h_{t-1} + b_h), h_0 = 0; the same W, U, V at every step.")
     out.table("unroll", format_unroll_table(unroll))
     out.text("y_t = softmax(V h_t + b_y): one distribution over the next word per step.")
-    out.table("prediction", format_prediction_table(unroll))
+    header = ("t", "read", *(f"P({w})" for w in VOCAB), "most likely next")
+    rows = [(s.t, s.word, *(f"{q:.4f}" for q in s.p), s.next) for s in unroll.steps]
+    out.table("prediction", format_table(header, rows, "rl" + "r" * len(VOCAB) + "l"))
     out.text("h_t summarises the whole prefix, not a window. The weights are arbitrary,\n"
              "so these predictions mean nothing yet: training would set them.")
     return unroll
@@ -512,11 +470,17 @@ def report_params(args, out):
     params = compute_params(H=args.hidden or HIDDEN)
     out.text(f"Step 2: the parameter count does not grow with the sequence "
              f"(|V| = {params.vocab_size:,}, d = {params.embed_dim}, H = {params.hidden})")
-    out.table("params", format_params_table(params))
+    out.table("params", format_table(("parameter", "shape", "count"),
+                                     [(b.name, b.shape, f"{b.count:,}") for b in params.blocks],
+                                     "llr"))
     out.text("Between the words read and the hidden layer, a feed-forward model that\n"
              "reads a fixed window needs context x d x H weights; the RNN needs W and U,\n"
              "d x H + H x H, whatever the length of the sequence.")
-    out.table("windows", format_window_table(params))
+    rows = [(w.context, f"{w.feed_forward:,}", f"{w.rnn:,}", f"{w.feed_forward / w.rnn:.2f}x")
+            for w in params.windows]
+    out.table("windows", format_table(("context (words)", "feed-forward: context x d x H",
+                                       "RNN: W and U, d x H + H x H", "feed-forward / RNN"),
+                                      rows, "rrrr"))
     return params
 
 
@@ -525,14 +489,19 @@ def report_vanish(args, out):
     out.text("Step 3: why the memory fades")
     out.text("Backpropagation through time multiplies one Jacobian per step,\n"
              "diag(tanh'(a_j)) U, so what survives behaves like factor^distance.")
-    out.table("decay", format_decay_table(vanish.decay))
+    decay = vanish.decay
+    header = ("distance", *(f"factor {f:g}" for f in decay.factors))
+    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(decay.distances, decay.values)]
+    out.table("decay", format_table(header, rows, "r" * len(header)))
     out.text("Below 1 it vanishes, above 1 it explodes. For the linearised product the\n"
              "long-run rate is the spectral radius of U; a largest singular value below 1\n"
              "is enough for vanishing whatever the inputs, because |tanh'| <= 1.\n"
              f"The U of step 1: spectral radius {vanish.spectral_radius:.4f}, "
              f"largest singular value {vanish.largest_singular_value:.4f}.")
     out.text(f"{EXAMPLE}\nThe answer, \"partner\", is {vanish.distance} words back.")
-    out.table("example", format_example_table(vanish))
+    rows = [(f"{e.factor:g}", f"{e.survives:.6e}", e.verdict) for e in vanish.example]
+    out.table("example", format_table(("per-step factor", f"factor^{vanish.distance}",
+                                       "verdict"), rows, "rrl"))
     out.text("The forward pass carries the information fine; it is the backward pass\n"
              "that cannot deliver the blame.")
     return vanish
@@ -544,7 +513,10 @@ def report_clip(args, out):
                             seed=args.seed if args.seed is not None else CLIP_SEED)
     out.text(f"Step 4: gradient clipping at norm {clipping.threshold:g} "
              f"(numpy.random.default_rng({clipping.seed}), six-dimensional gradients)")
-    out.table("clipping", format_clipping_table(clipping))
+    rows = [(r.step, f"{r.before:.4f}", f"{r.after:.4f}", f"{r.cosine:.4f}")
+            for r in clipping.rows]
+    out.table("clipping", format_table(("step", "norm of g before", "norm of g after",
+                                        "cosine(before, after)"), rows, "rrrr"))
     out.text("The cosine is 1 every time: clipping changes the length of the step, never\n"
              "its direction. It stops explosions and does nothing for vanishing.")
     return clipping
@@ -584,7 +556,12 @@ def report_scales(args, out):
     out.text(f"Step 6: the measured norm of dh_{scales.distance}/dh_0 at other spectral radii "
              f"and input scales (H = {scales.hidden}, d = {scales.inputs}, seed {scales.seed}; "
              "input scale s: each unit's input W x_t has standard deviation s, 0 is no input)")
-    out.table("scales", format_scales_table(scales))
+    k = scales.distance
+    header = ("spectral radius rho", f"rho^{k}",
+              *(f"input scale {s:g}" for s in scales.input_scales))
+    rows = [(f"{row[0].radius:g}", sci3(row[0].predicted[k - 1]), *(sci3(v) for v in cells))
+            for row, cells in zip(scales.grid, scales.at_distance)]
+    out.table("scales", format_table(header, rows, "r" * len(header)))
     out.text("The smaller the inputs, the closer the units stay to zero, where tanh' is 1,\n"
              "and the closer the measurement comes to rho^t: with no input at all it is\n"
              "the linear product U^t. Whether a radius above 1 explodes depends on how\n"
