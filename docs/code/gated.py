@@ -439,7 +439,8 @@ def compute_measure(biases=MEASURE_BIASES, distance=MEASURE_DISTANCE, H=MEASURE_
 
 
 # ---------------------------------------------------------------------------
-# The tables: one format_* per printed table
+# The tables whose rows take lines to say: a format_* each (the others are made
+# by format_table in their report)
 # ---------------------------------------------------------------------------
 
 def vec(v):
@@ -449,18 +450,6 @@ def vec(v):
 
 def sci3(x):
     return f"{x:.3e}"
-
-
-def format_highway_table(highway):
-    header = ("distance", *highway.columns)
-    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(highway.distances, highway.values)]
-    return format_table(header, rows, "r" * len(header))
-
-
-def format_bias_table(biases):
-    header = ("b_f", "f = sigma(b_f)", *(f"f^{k}" for k in biases.powers))
-    body = [(f"{r.b_f:.1f}", f"{r.f:.4f}", *(sci3(p) for p in r.powers)) for r in biases.rows]
-    return format_table(header, body, "r" * len(header))
 
 
 def format_weights_table(step):
@@ -522,25 +511,6 @@ def format_gru_chung_table(s):
     return format_table(("gate", "formula", "value"), rows, "lll")
 
 
-def format_notation_table(notation):
-    body = [(r.source, *(vec(v) if v is not None else "none" for v in (r.gate, r.r)),
-             vec(r.candidate), vec(r.h_t)) for r in notation.rows]
-    return format_table(("notation", "update gate", "reset gate r", "candidate", "h_t"), body,
-                        "lllll")
-
-
-def format_params_table(costs):
-    body = [(c.model, c.gates, f"{c.params:,}", f"{c.ratio:.2f}x", c.what) for c in costs]
-    return format_table(("model", "gate blocks", "parameters", "ratio to RNN", "what the gates are"),
-                        body, "lrrrl")
-
-
-def format_bias_vector_table(rows):
-    body = [(r.model, f"{r.one:,}", f"{r.two:,}", f"{r.two - r.one:,}") for r in rows]
-    return format_table(("model", "one bias per gate", "two bias vectors (PyTorch)", "difference"),
-                        body, "lrrr")
-
-
 def format_measure_table(measure):
     distance, k = measure.distance, measure.distance - 1
     rows = [(f"{m.b_f:.1f}", sci3(m.sigma ** distance), sci3(m.path_median[k]),
@@ -562,7 +532,9 @@ def report_highway(args, out):
              "never saturate. LSTM: along the cell state the only factor is the forget\n"
              "gate, dE/dC_{t-1} = f_t * dE/dC_t: no matrix, no tanh'. The LSTM of 1997 had\n"
              "no forget gate, so the factor was exactly 1: the constant error carousel.")
-    out.table("highway", format_highway_table(highway))
+    header = ("distance", *highway.columns)
+    rows = [(k, *(sci3(v) for v in vals)) for k, vals in zip(highway.distances, highway.values)]
+    out.table("highway", format_table(header, rows, "r" * len(header)))
     out.text(f"At f = 0.99, {sci3(highway.survive_500)} of the gradient survives "
              f"{highway.distances[-1]} steps ({100 * highway.survive_500:.2f}%);\n"
              f"at 0.5 it is below 1e-14 from step {highway.gone_by} on. The forget gate trades "
@@ -575,7 +547,9 @@ def report_bias(args, out):
     k = biases.distance
     out.text("Step 2: the forget-gate bias")
     out.text("At initialisation the weights are small, so f_t is roughly sigma(b_f).")
-    out.table("bias", format_bias_table(biases))
+    header = ("b_f", "f = sigma(b_f)", *(f"f^{n}" for n in biases.powers))
+    rows = [(f"{r.b_f:.1f}", f"{r.f:.4f}", *(sci3(p) for p in r.powers)) for r in biases.rows]
+    out.table("bias", format_table(header, rows, "r" * len(header)))
     out.text(f"b_f = 0 starts the gate at 0.50: the cell halves its memory every step.\n"
              f"b_f = 1 starts it at {biases.sigma_1:.4f}, and after {k} steps the signal "
              f"is larger by\nsigma(1)^{k} / sigma(0)^{k} = {sci3(biases.ratio_1)}; b_f = 2 "
@@ -613,12 +587,18 @@ def report_params(args, out):
     params = compute_params(args.input or PARAM_INPUT, args.hidden or PARAM_HIDDEN)
     out.text(f"Step 4: what a gate costs (input d = {params.d}, hidden H = {params.H})")
     out.text("Each gate block reads [h_{t-1}, x_t] and makes H numbers: H(H + d) + H parameters.")
-    out.table("params", format_params_table(params.costs))
+    rows = [(c.model, c.gates, f"{c.params:,}", f"{c.ratio:.2f}x", c.what) for c in params.costs]
+    out.table("params", format_table(("model", "gate blocks", "parameters", "ratio to RNN",
+                                      "what the gates are"), rows, "lrrrl"))
     out.text(f"A GRU has {100 * params.gru_share:.0f}% of an LSTM's parameters: "
              f"{params.lstm - params.gru:,} fewer here.\nThese count the recurrent layer alone; "
              "frameworks that keep two bias\nvectors per gate (PyTorch's b_ih and b_hh) count "
              "H more per gate:")
-    out.table("bias_vectors", format_bias_vector_table(params.bias_vectors))
+    rows = [(r.model, f"{r.one:,}", f"{r.two:,}", f"{r.two - r.one:,}")
+            for r in params.bias_vectors]
+    out.table("bias_vectors", format_table(("model", "one bias per gate",
+                                            "two bias vectors (PyTorch)", "difference"),
+                                           rows, "lrrr"))
     return params
 
 
@@ -629,7 +609,10 @@ def report_notation(args, out):
              "site meets. The update gate is named as each source names it: Chung et al.'s "
              "z' = 1 - z takes the new state. PyTorch's reset gate scales W_hn h_{t-1} after "
              "the product, which is another function, not another notation.")
-    out.table("notation", format_notation_table(notation))
+    rows = [(r.source, *(vec(v) if v is not None else "none" for v in (r.gate, r.r)),
+             vec(r.candidate), vec(r.h_t)) for r in notation.rows]
+    out.table("notation", format_table(("notation", "update gate", "reset gate r", "candidate",
+                                        "h_t"), rows, "lllll"))
     return notation
 
 
