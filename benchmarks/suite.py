@@ -20,6 +20,7 @@ A test's time is stretched by the others running beside it, so per-module figure
 say where the time goes in this run, not what a module costs alone.
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -60,10 +61,11 @@ def cpu_jiffies():
 
 
 def main(argv=None):
-    args = list(sys.argv[1:] if argv is None else argv)
-    workers = "3"
-    if args[:1] == ["-n"]:
-        workers, args = args[1], args[2:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", dest="workers", type=int, default=3,
+                        help="pytest-xdist workers, as make test's TEST_WORKERS (0: one process)")
+    options, args = parser.parse_known_args(argv)  # the rest goes to pytest
+    workers = str(options.workers)
     if not (ROOT / "site" / "index.html").is_file():
         sys.exit("suite.py: no site/ yet: run `make build` first")
     cores = os.cpu_count() or 1
